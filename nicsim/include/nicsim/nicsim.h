@@ -1,0 +1,90 @@
+/*
+ * nicsim: the C API of the NIC-offload engine.
+ *
+ * This is the only surface between the Open MPI glue (coll/) and the engine. It is deliberately
+ * narrow: create a group context, post a collective, feed it arriving packets, progress, test,
+ * free. Handles are opaque, results are nicsim_status_t, and no C++ type or exception crosses it.
+ *
+ * The engine never touches a network itself. The caller supplies a transport (one send callback)
+ * and hands every packet that arrives for the group to nicsim_group_deliver(). Packets are opaque
+ * byte strings of at most nicsim_packet_max_bytes() bytes; the engine defines their format.
+ */
+#ifndef NICSIM_NICSIM_H
+#define NICSIM_NICSIM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 0 is success, 1 is "not finished yet", negative values are errors. */
+typedef enum nicsim_status {
+    NICSIM_OK = 0,
+    NICSIM_IN_PROGRESS = 1,
+    NICSIM_ERR_INVALID = -1,   /* an argument is out of range */
+    NICSIM_ERR_NO_MEMORY = -2, /* an allocation failed */
+    NICSIM_ERR_AGAIN = -3,     /* transport only: no resources now, offer the packet again later */
+    NICSIM_ERR_TRANSPORT = -4, /* the transport failed to carry a packet */
+    NICSIM_ERR_PROTOCOL = -5   /* a malformed or unexpected packet arrived */
+} nicsim_status_t;
+
+/* The collectives the engine runs; each has a table of algorithms addressed by index. */
+typedef enum nicsim_collective {
+    NICSIM_COLL_BARRIER = 0
+} nicsim_collective_t;
+
+typedef struct nicsim_group nicsim_group_t;     /* one communicator's engine state on one rank */
+typedef struct nicsim_request nicsim_request_t; /* one posted collective */
+
+/* How the engine sends. send() must copy the packet before it returns. It returns NICSIM_OK,
+ * NICSIM_ERR_AGAIN when it cannot take the packet now (the engine keeps it and offers it again
+ * from nicsim_group_progress()), or another error, which fails the collectives in flight. */
+typedef struct nicsim_transport {
+    void *context;
+    nicsim_status_t (*send)(void *context, int dst, const void *packet, size_t bytes);
+} nicsim_transport_t;
+
+const char *nicsim_version(void);
+const char *nicsim_status_string(nicsim_status_t status);
+
+/* Algorithm tables: names and one-line descriptions, the same names the MCA variables, tuning
+ * files, the nicsim command and the man pages use. nicsim_algorithm_find() returns the index of
+ * `name`, or -1 when the name is unknown. */
+int nicsim_algorithm_count(nicsim_collective_t coll);
+const char *nicsim_algorithm_name(nicsim_collective_t coll, int algorithm);
+const char *nicsim_algorithm_description(nicsim_collective_t coll, int algorithm);
+int nicsim_algorithm_find(nicsim_collective_t coll, const char *name);
+
+/* The largest packet the engine sends; receive buffers of this size never truncate. */
+size_t nicsim_packet_max_bytes(void);
+
+/* A group is `size` ranks of which the caller is `rank`; the transport is copied. */
+nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t *transport,
+                                    nicsim_group_t **group);
+void nicsim_group_free(nicsim_group_t *group);
+
+/* A packet from group rank `src` arrived. The engine copies what it keeps. */
+nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void *packet,
+                                     size_t bytes);
+
+/* Offers queued packets to the transport again. Returns NICSIM_OK or a transport error. */
+nicsim_status_t nicsim_group_progress(nicsim_group_t *group);
+
+/* Posts a barrier with the algorithm of that index. Every rank of the group posts its
+ * collectives in the same order (as MPI requires on a communicator). */
+nicsim_status_t nicsim_barrier_post(nicsim_group_t *group, int algorithm,
+                                    nicsim_request_t **request);
+
+/* NICSIM_OK when this rank's part of the collective is complete, NICSIM_IN_PROGRESS while it is
+ * not, or the error that failed it. */
+nicsim_status_t nicsim_request_test(const nicsim_request_t *request);
+
+/* Releases a request. A request still in progress keeps running inside the group. */
+void nicsim_request_free(nicsim_request_t *request);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NICSIM_NICSIM_H */

@@ -1,0 +1,38 @@
+// A barrier executing a plan::BarrierSchedule.
+//
+// Per step: send the step's tokens, then wait for the step's tokens, then advance. Tokens for
+// later steps may arrive first (a fast neighbour is already there); they are counted against their
+// step and consumed when the barrier reaches it.
+#pragma once
+
+#include <vector>
+
+#include "nic/operation.h"
+#include "nic/tx_queue.h"
+#include "plan/barrier.h"
+
+namespace nicsim::nic {
+
+class BarrierOp final : public Operation {
+public:
+    BarrierOp(Seq seq, plan::BarrierSchedule schedule, TxQueue& tx);
+
+    PacketKind kind() const override { return PacketKind::barrier; }
+    Status start() override;
+    Status on_packet(Rank src, const PacketHeader& header,
+                     std::span<const std::byte> payload) override;
+    bool done() const override { return step_ == schedule_.size(); }
+
+private:
+    Status advance();
+
+    Seq seq_;
+    plan::BarrierSchedule schedule_;
+    TxQueue& tx_;
+    std::size_t step_ = 0;       // the step this rank is in
+    bool step_sent_ = false;     // whether step_'s tokens are out
+    std::vector<std::vector<bool>> arrived_;  // [step][i]: token from schedule_[step].recv_from[i]
+    std::vector<std::size_t> missing_;        // [step]: tokens still to come
+};
+
+}  // namespace nicsim::nic

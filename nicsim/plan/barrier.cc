@@ -1,0 +1,27 @@
+#include "plan/barrier.h"
+
+#include <array>
+
+#include "plan/barrier_dissemination.h"
+#include "plan/barrier_recursive_doubling.h"
+
+namespace nicsim::plan {
+
+std::span<const BarrierAlgorithm> barrier_algorithms() {
+    static constexpr std::array<BarrierAlgorithm, 2> table{{
+        {"dissemination", "ceil(log2 P) rounds; in round r rank i signals i+2^r (mod P)",
+         barrier_dissemination},
+        {"recursive_doubling",
+         "pairwise exchange with rank XOR 2^r; ranks beyond the largest power of two fold in and out",
+         barrier_recursive_doubling},
+    }};
+    return table;
+}
+
+int ceil_log2(Rank size) {
+    int rounds = 0;
+    while ((Rank{1} << rounds) < size) ++rounds;
+    return rounds;
+}
+
+}  // namespace nicsim::plan

@@ -1,0 +1,23 @@
+# Shared by the shell tests: the environment `./bootstrap env` prints for this build, and TAP.
+# Sourced with top_srcdir and top_builddir set (make check's AM_TESTS_ENVIRONMENT does it).
+NICOLL_BUILD_DIR=$top_builddir
+export NICOLL_BUILD_DIR
+eval "$("$top_srcdir/bootstrap" env)"
+
+tap_count=0
+tap() { # tap ok|not-ok DESCRIPTION
+    tap_count=$((tap_count + 1))
+    if [ "$1" = ok ]; then echo "ok $tap_count - $2"; else echo "not ok $tap_count - $2"; fi
+}
+check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
+    local what=$1
+    shift
+    if "$@"; then tap ok "$what"; else tap not-ok "$what"; fi
+}
+tap_done() { echo "1..$tap_count"; }
+
+# mpirun for tests: oversubscribed, yielding when idle, shared memory only.
+mpirun_test() {
+    timeout 600 "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader \
+        --mca btl_vader_single_copy_mechanism none "$@"
+}

@@ -1,0 +1,109 @@
+// The C API as coll/ uses it: tables, argument checks, and two groups exchanging packets
+// through send callbacks and nicsim_group_deliver().
+#include "config.h"
+#include "nicsim/nicsim.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Mailbox {
+    struct Packet {
+        int dst;
+        std::vector<unsigned char> bytes;
+    };
+    std::vector<Packet> packets;
+    bool busy = false;
+};
+
+nicsim_status_t post_to_mailbox(void* context, int dst, const void* packet, size_t bytes) {
+    auto* box = static_cast<Mailbox*>(context);
+    if (box->busy) return NICSIM_ERR_AGAIN;
+    const auto* p = static_cast<const unsigned char*>(packet);
+    box->packets.push_back({dst, {p, p + bytes}});
+    return NICSIM_OK;
+}
+
+TEST(CApi, StatusStringsAndVersion) {
+    EXPECT_STREQ(nicsim_status_string(NICSIM_OK), "success");
+    EXPECT_STREQ(nicsim_status_string(NICSIM_ERR_PROTOCOL), "malformed or unexpected packet");
+    EXPECT_STREQ(nicsim_status_string(static_cast<nicsim_status_t>(-99)), "unknown status");
+    EXPECT_STREQ(nicsim_version(), PACKAGE_VERSION);
+}
+
+TEST(CApi, AlgorithmTable) {
+    ASSERT_EQ(nicsim_algorithm_count(NICSIM_COLL_BARRIER), 2);
+    EXPECT_STREQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 0), "dissemination");
+    EXPECT_STREQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 1), "recursive_doubling");
+    EXPECT_EQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 2), nullptr);
+    EXPECT_EQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, -1), nullptr);
+    EXPECT_NE(std::strlen(nicsim_algorithm_description(NICSIM_COLL_BARRIER, 0)), 0u);
+    EXPECT_EQ(nicsim_algorithm_find(NICSIM_COLL_BARRIER, "recursive_doubling"), 1);
+    EXPECT_EQ(nicsim_algorithm_find(NICSIM_COLL_BARRIER, "Dissemination"), -1);
+    EXPECT_EQ(nicsim_algorithm_find(NICSIM_COLL_BARRIER, nullptr), -1);
+}
+
+TEST(CApi, RejectsBadArguments) {
+    Mailbox box;
+    const nicsim_transport_t transport{&box, post_to_mailbox};
+    const nicsim_transport_t no_send{&box, nullptr};
+    nicsim_group_t* group = reinterpret_cast<nicsim_group_t*>(&box);
+    EXPECT_EQ(nicsim_group_create(0, 0, &transport, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(group, nullptr);
+    EXPECT_EQ(nicsim_group_create(2, 2, &transport, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(-1, 2, &transport, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, nullptr, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, &no_send, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, &transport, nullptr), NICSIM_ERR_INVALID);
+
+    ASSERT_EQ(nicsim_group_create(0, 2, &transport, &group), NICSIM_OK);
+    nicsim_request_t* request = nullptr;
+    EXPECT_EQ(nicsim_barrier_post(group, 7, &request), NICSIM_ERR_INVALID);
+    EXPECT_EQ(request, nullptr);
+    EXPECT_EQ(nicsim_barrier_post(nullptr, 0, &request), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_deliver(group, 1, nullptr, 4), NICSIM_ERR_INVALID);
+    const unsigned char junk[16] = {1, 2, 3};
+    EXPECT_EQ(nicsim_group_deliver(group, 1, junk, sizeof junk), NICSIM_ERR_PROTOCOL);
+    EXPECT_EQ(nicsim_request_test(nullptr), NICSIM_ERR_INVALID);
+    nicsim_request_free(nullptr);
+    nicsim_group_free(group);
+    nicsim_group_free(nullptr);
+}
+
+TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
+    Mailbox box[2];
+    nicsim_group_t* group[2];
+    nicsim_request_t* request[2];
+    for (int r = 0; r < 2; ++r) {
+        const nicsim_transport_t transport{&box[r], post_to_mailbox};
+        ASSERT_EQ(nicsim_group_create(r, 2, &transport, &group[r]), NICSIM_OK);
+    }
+    box[1].busy = true;  // rank 1's transport refuses at first
+    for (int r = 0; r < 2; ++r) {
+        ASSERT_EQ(nicsim_barrier_post(group[r], 0, &request[r]), NICSIM_OK);
+        EXPECT_EQ(nicsim_request_test(request[r]), NICSIM_IN_PROGRESS);
+    }
+    ASSERT_EQ(box[0].packets.size(), 1u);
+    ASSERT_LE(box[0].packets[0].bytes.size(), nicsim_packet_max_bytes());
+    EXPECT_TRUE(box[1].packets.empty());
+    box[1].busy = false;
+    ASSERT_EQ(nicsim_group_progress(group[1]), NICSIM_OK);
+    ASSERT_EQ(box[1].packets.size(), 1u);
+
+    for (int r = 0; r < 2; ++r) {
+        const auto& p = box[r].packets[0];
+        EXPECT_EQ(p.dst, 1 - r);
+        ASSERT_EQ(nicsim_group_deliver(group[p.dst], r, p.bytes.data(), p.bytes.size()), NICSIM_OK);
+    }
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(nicsim_request_test(request[r]), NICSIM_OK);
+        nicsim_request_free(request[r]);
+        nicsim_group_free(group[r]);
+    }
+}
+
+}  // namespace

@@ -1,0 +1,50 @@
+#include "core/packet.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace nicsim {
+namespace {
+
+std::vector<std::byte> bytes_of(const PacketHeader& h) {
+    const auto a = h.encode();
+    return {a.begin(), a.end()};
+}
+
+TEST(Packet, HeaderRoundTrips) {
+    PacketHeader h;
+    h.kind = PacketKind::barrier;
+    h.seq = 0xdeadbeef;
+    h.step = 513;
+    h.flags = 7;
+    const auto decoded = PacketHeader::decode(bytes_of(h));
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(*decoded, h);
+}
+
+TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
+    const auto good = bytes_of(PacketHeader{});
+    EXPECT_TRUE(PacketHeader::decode(good).has_value());
+    EXPECT_FALSE(PacketHeader::decode(std::span(good).first(PacketHeader::kBytes - 1)));
+    EXPECT_FALSE(PacketHeader::decode({}));
+
+    auto magic = good;
+    magic[0] ^= std::byte{1};
+    EXPECT_FALSE(PacketHeader::decode(magic));
+
+    auto version = good;
+    version[2] = std::byte{99};
+    EXPECT_FALSE(PacketHeader::decode(version));
+
+    auto kind = good;
+    kind[3] = std::byte{0};
+    EXPECT_FALSE(PacketHeader::decode(kind));
+
+    auto trailing = good;  // payload_bytes says 0 but a byte follows
+    trailing.push_back(std::byte{0});
+    EXPECT_FALSE(PacketHeader::decode(trailing));
+}
+
+}  // namespace
+}  // namespace nicsim

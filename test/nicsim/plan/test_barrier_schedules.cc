@@ -1,0 +1,147 @@
+// Every barrier schedule, for every group size 1..64 and every rank: the steps pair up across
+// ranks, and the last step of every rank causally follows every rank's arrival (which is what
+// makes it a barrier). The dissemination and recursive-doubling partners are checked exactly.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "plan/barrier.h"
+#include "plan/barrier_dissemination.h"
+#include "plan/barrier_recursive_doubling.h"
+
+namespace nicsim::plan {
+namespace {
+
+constexpr Rank kMaxSize = 64;
+
+std::vector<BarrierSchedule> plan_all(const BarrierAlgorithm& algorithm, Rank size) {
+    std::vector<BarrierSchedule> all;
+    for (Rank r = 0; r < size; ++r) all.push_back(algorithm.plan(r, size));
+    return all;
+}
+
+class BarrierSchedules : public testing::TestWithParam<std::tuple<int, Rank>> {
+protected:
+    const BarrierAlgorithm& algorithm() const { return barrier_algorithms()[std::get<0>(GetParam())]; }
+    Rank size() const { return std::get<1>(GetParam()); }
+};
+
+TEST_P(BarrierSchedules, EveryTokenSentIsExpectedAtTheSameStep) {
+    const auto all = plan_all(algorithm(), size());
+    for (Rank r = 0; r < size(); ++r) ASSERT_EQ(all[r].size(), all[0].size()) << "rank " << r;
+    for (std::size_t s = 0; s < all[0].size(); ++s) {
+        std::vector<std::vector<int>> sent(size(), std::vector<int>(size(), 0));
+        std::vector<std::vector<int>> expected(size(), std::vector<int>(size(), 0));
+        for (Rank r = 0; r < size(); ++r) {
+            for (Rank d : all[r][s].send_to) {
+                ASSERT_TRUE(d >= 0 && d < size() && d != r) << "rank " << r << " step " << s;
+                ++sent[r][d];
+            }
+            for (Rank f : all[r][s].recv_from) {
+                ASSERT_TRUE(f >= 0 && f < size() && f != r) << "rank " << r << " step " << s;
+                ++expected[f][r];
+            }
+        }
+        EXPECT_EQ(sent, expected) << "step " << s;
+    }
+}
+
+TEST_P(BarrierSchedules, NoRankLeavesBeforeEveryRankArrived) {
+    // knows[r][q]: rank r's progress causally depends on rank q having entered the barrier.
+    const auto all = plan_all(algorithm(), size());
+    std::vector<std::vector<bool>> knows(size(), std::vector<bool>(size(), false));
+    for (Rank r = 0; r < size(); ++r) knows[r][r] = true;
+    for (std::size_t s = 0; s < all[0].size(); ++s) {
+        const auto before = knows;  // a step's tokens carry what their sender knew entering it
+        for (Rank r = 0; r < size(); ++r) {
+            for (Rank f : all[r][s].recv_from) {
+                for (Rank q = 0; q < size(); ++q) knows[r][q] = knows[r][q] || before[f][q];
+            }
+        }
+    }
+    for (Rank r = 0; r < size(); ++r) {
+        for (Rank q = 0; q < size(); ++q) EXPECT_TRUE(knows[r][q]) << r << " leaves without " << q;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllAlgorithmsAndSizes, BarrierSchedules,
+    testing::Combine(testing::Range(0, static_cast<int>(barrier_algorithms().size())),
+                     testing::Range(Rank{1}, kMaxSize + 1)),
+    [](const auto& info) {
+        return std::string(barrier_algorithms()[std::get<0>(info.param)].name) + "_P" +
+               std::to_string(std::get<1>(info.param));
+    });
+
+TEST(BarrierDissemination, PartnersAreExact) {
+    for (Rank size = 1; size <= kMaxSize; ++size) {
+        for (Rank r = 0; r < size; ++r) {
+            const auto steps = barrier_dissemination(r, size);
+            ASSERT_EQ(static_cast<int>(steps.size()), ceil_log2(size));
+            for (std::size_t s = 0; s < steps.size(); ++s) {
+                const Rank d = Rank{1} << s;
+                EXPECT_EQ(steps[s].send_to, std::vector<Rank>{(r + d) % size});
+                EXPECT_EQ(steps[s].recv_from, std::vector<Rank>{(r - d + size) % size});
+            }
+        }
+    }
+}
+
+TEST(BarrierDissemination, SixRanksWorkedExample) {
+    // P = 6: rounds at distance 1, 2, 4. Rank 5 signals 0, 1, 3 and hears from 4, 3, 1.
+    const auto steps = barrier_dissemination(5, 6);
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(steps[0], (BarrierStep{{0}, {4}}));
+    EXPECT_EQ(steps[1], (BarrierStep{{1}, {3}}));
+    EXPECT_EQ(steps[2], (BarrierStep{{3}, {1}}));
+}
+
+TEST(BarrierRecursiveDoubling, FoldsExtraRanksInAndOut) {
+    // P = 6: core ranks 0..3, extra ranks 4, 5 pair with 0, 1.
+    EXPECT_EQ(barrier_recursive_doubling(5, 6),
+              (BarrierSchedule{{{1}, {}}, {}, {}, {{}, {1}}}));
+    EXPECT_EQ(barrier_recursive_doubling(1, 6),
+              (BarrierSchedule{{{}, {5}}, {{0}, {0}}, {{3}, {3}}, {{5}, {}}}));
+    EXPECT_EQ(barrier_recursive_doubling(2, 6),
+              (BarrierSchedule{{}, {{3}, {3}}, {{0}, {0}}, {}}));
+}
+
+TEST(BarrierRecursiveDoubling, PowersOfTwoExchangeWithXorPartners) {
+    for (Rank size = 1; size <= kMaxSize; size *= 2) {
+        for (Rank r = 0; r < size; ++r) {
+            const auto steps = barrier_recursive_doubling(r, size);
+            ASSERT_EQ(static_cast<int>(steps.size()), ceil_log2(size) + 2);
+            EXPECT_EQ(steps.front(), BarrierStep{});
+            EXPECT_EQ(steps.back(), BarrierStep{});
+            for (int s = 0; s < ceil_log2(size); ++s) {
+                const Rank partner = r ^ (Rank{1} << s);
+                EXPECT_EQ(steps[s + 1], (BarrierStep{{partner}, {partner}}));
+            }
+        }
+    }
+}
+
+TEST(BarrierAlgorithms, TableNamesAreUniqueAndDefaultIsDissemination) {
+    const auto table = barrier_algorithms();
+    ASSERT_FALSE(table.empty());
+    EXPECT_EQ(table[0].name, "dissemination");
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        EXPECT_FALSE(table[i].description.empty());
+        for (std::size_t j = i + 1; j < table.size(); ++j) EXPECT_NE(table[i].name, table[j].name);
+    }
+}
+
+TEST(BarrierAlgorithms, CeilLog2) {
+    EXPECT_EQ(ceil_log2(1), 0);
+    EXPECT_EQ(ceil_log2(2), 1);
+    EXPECT_EQ(ceil_log2(3), 2);
+    EXPECT_EQ(ceil_log2(4), 2);
+    EXPECT_EQ(ceil_log2(5), 3);
+    EXPECT_EQ(ceil_log2(64), 6);
+    EXPECT_EQ(ceil_log2(65), 7);
+}
+
+}  // namespace
+}  // namespace nicsim::plan
