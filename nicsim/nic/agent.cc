@@ -7,7 +7,13 @@ namespace nicsim::nic {
 Agent::Agent(Rank rank, Rank size, Fabric& fabric) : rank_(rank), size_(size), tx_(fabric) {}
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
-    return start(std::make_unique<BarrierOp>(next_seq_, algorithm.plan(rank_, size_), tx_), seq);
+    return start(std::make_unique<BarrierOp>(next_seq_, schedule(algorithm), tx_), seq);
+}
+
+const plan::BarrierSchedule& Agent::schedule(const plan::BarrierAlgorithm& algorithm) {
+    auto it = schedules_.find(&algorithm);
+    if (it == schedules_.end()) it = schedules_.emplace(&algorithm, algorithm.plan(rank_, size_)).first;
+    return it->second;
 }
 
 Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {

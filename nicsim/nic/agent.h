@@ -59,6 +59,8 @@ private:
     };
 
     Status start(std::unique_ptr<Operation> op, Seq* seq);
+    // This rank's schedule for `algorithm`, planned on first use.
+    const plan::BarrierSchedule& schedule(const plan::BarrierAlgorithm& algorithm);
     void settle(Seq seq, Slot& slot, Status s);
     bool is_future(Seq seq) const;
 
@@ -68,6 +70,7 @@ private:
     Seq next_seq_ = 0;
     std::unordered_map<Seq, Slot> ops_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
+    std::unordered_map<const plan::BarrierAlgorithm*, plan::BarrierSchedule> schedules_;
 };
 
 }  // namespace nicsim::nic

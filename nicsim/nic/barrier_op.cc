@@ -1,18 +1,12 @@
 #include "nic/barrier_op.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace nicsim::nic {
 
-BarrierOp::BarrierOp(Seq seq, plan::BarrierSchedule schedule, TxQueue& tx)
-    : seq_(seq), schedule_(std::move(schedule)), tx_(tx) {
-    arrived_.reserve(schedule_.size());
-    missing_.reserve(schedule_.size());
-    for (const auto& step : schedule_) {
-        arrived_.emplace_back(step.recv_from.size(), false);
-        missing_.push_back(step.recv_from.size());
-    }
-}
+BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx)
+    : seq_(seq), schedule_(schedule), tx_(tx), arrived_(schedule.size(), 0) {}
 
 Status BarrierOp::start() { return advance(); }
 
@@ -23,10 +17,9 @@ Status BarrierOp::on_packet(Rank src, const PacketHeader& header,
     const auto& from = schedule_[step].recv_from;
     const auto it = std::find(from.begin(), from.end(), src);
     if (it == from.end()) return Status::protocol;  // not a sender of this step
-    auto&& seen = arrived_[step][it - from.begin()];
-    if (seen) return Status::protocol;  // duplicate token
-    seen = true;
-    --missing_[step];
+    const std::uint64_t bit = std::uint64_t{1} << (it - from.begin());
+    if (arrived_[step] & bit) return Status::protocol;  // duplicate token
+    arrived_[step] |= bit;
     return advance();
 }
 
@@ -42,7 +35,10 @@ Status BarrierOp::advance() {
             }
             step_sent_ = true;
         }
-        if (missing_[step_] != 0) return Status::in_progress;
+        if (static_cast<std::size_t>(std::popcount(arrived_[step_])) !=
+            schedule_[step_].recv_from.size()) {
+            return Status::in_progress;
+        }
         ++step_;
         step_sent_ = false;
     }

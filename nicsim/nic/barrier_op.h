@@ -2,7 +2,8 @@
 //
 // Per step: send the step's tokens, then wait for the step's tokens, then advance. Tokens for
 // later steps may arrive first (a fast neighbour is already there); they are counted against their
-// step and consumed when the barrier reaches it.
+// step and consumed when the barrier reaches it. The schedule belongs to the agent, which plans it
+// once per algorithm: a barrier only keeps which tokens arrived.
 #pragma once
 
 #include <vector>
@@ -15,7 +16,7 @@ namespace nicsim::nic {
 
 class BarrierOp final : public Operation {
 public:
-    BarrierOp(Seq seq, plan::BarrierSchedule schedule, TxQueue& tx);
+    BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx);
 
     PacketKind kind() const override { return PacketKind::barrier; }
     Status start() override;
@@ -27,12 +28,11 @@ private:
     Status advance();
 
     Seq seq_;
-    plan::BarrierSchedule schedule_;
+    const plan::BarrierSchedule& schedule_;
     TxQueue& tx_;
-    std::size_t step_ = 0;       // the step this rank is in
-    bool step_sent_ = false;     // whether step_'s tokens are out
-    std::vector<std::vector<bool>> arrived_;  // [step][i]: token from schedule_[step].recv_from[i]
-    std::vector<std::size_t> missing_;        // [step]: tokens still to come
+    std::size_t step_ = 0;    // the step this rank is in
+    bool step_sent_ = false;  // whether step_'s tokens are out
+    std::vector<std::uint64_t> arrived_;  // [step] bit i: token from schedule_[step].recv_from[i]
 };
 
 }  // namespace nicsim::nic

@@ -25,6 +25,9 @@ struct BarrierStep {
 
 using BarrierSchedule = std::vector<BarrierStep>;
 
+// A step waits for at most this many tokens: the NIC tracks a step's arrivals in one 64-bit word.
+constexpr std::size_t kMaxBarrierSenders = 64;
+
 struct BarrierAlgorithm {
     std::string_view name;
     std::string_view description;

@@ -39,6 +39,7 @@ TEST_P(BarrierSchedules, EveryTokenSentIsExpectedAtTheSameStep) {
                 ASSERT_TRUE(d >= 0 && d < size() && d != r) << "rank " << r << " step " << s;
                 ++sent[r][d];
             }
+            ASSERT_LE(all[r][s].recv_from.size(), kMaxBarrierSenders);
             for (Rank f : all[r][s].recv_from) {
                 ASSERT_TRUE(f >= 0 && f < size() && f != r) << "rank " << r << " step " << s;
                 ++expected[f][r];
