@@ -61,16 +61,18 @@ OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 typedef struct nicoll_transport {
     struct ompi_communicator_t *comm;
     nicsim_group_t *group;
+    nicsim_status_t error;  /* set once the group cannot go on; every later collective fails */
     size_t packet_bytes;
     unsigned char *buffers; /* NICOLL_PACKET_SLOTS receive, then NICOLL_PACKET_SLOTS send */
     bool receiving;         /* receives posted (lazily, at the first collective) */
     int recv_head;          /* oldest posted receive: packets are taken in posting order */
-    int send_next;          /* where the search for a free send slot starts */
-    ompi_request_t *recv[NICOLL_PACKET_SLOTS];
-    ompi_request_t *send[NICOLL_PACKET_SLOTS];
+    ompi_request_t *recv[NICOLL_PACKET_SLOTS]; /* NULL: not posted */
+    ompi_request_t *send[NICOLL_PACKET_SLOTS]; /* NULL: free */
 } nicoll_transport_t;
 
-int nicoll_transport_init(nicoll_transport_t *t, struct ompi_communicator_t *comm);
+/* On failure the transport is left with `error` set, so the communicator's collectives fail
+ * with that error on this rank instead of running elsewhere while its peers run nicoll. */
+nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communicator_t *comm);
 void nicoll_transport_fini(nicoll_transport_t *t);
 /* Progresses Open MPI and the engine until `request` is complete; returns its final status. */
 nicsim_status_t nicoll_transport_wait(nicoll_transport_t *t, const nicsim_request_t *request);
@@ -79,7 +81,9 @@ typedef struct nicoll_module {
     mca_coll_base_module_t super;
     nicoll_transport_t transport;
 
-    /* The module this one replaced, kept for fallback. */
+    /* The module this one replaced, kept for fallback: a call nicoll declines runs there. Every
+     * rank must decline the same calls, so only decisions all ranks make alike (arguments, MCA
+     * values) may use it; no barrier is declined today. */
     mca_coll_base_module_barrier_fn_t previous_barrier;
     mca_coll_base_module_t *previous_barrier_module;
 } nicoll_module_t;
@@ -90,7 +94,7 @@ mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int 
 
 int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
 
-/* Reports a failed collective once, in one line, and returns the matching OMPI error code. */
+/* Reports a failed collective in one line and returns the matching OMPI error code. */
 int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim_status_t status);
 
 #define NICOLL_VERBOSE(level, ...) \

@@ -6,8 +6,11 @@ int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     nicoll_module_t *m = (nicoll_module_t *) module;
     nicsim_request_t *request;
 
-    nicsim_status_t s = nicsim_barrier_post(m->transport.group,
-                                            mca_coll_nicoll_component.barrier_algorithm, &request);
+    nicsim_status_t s = m->transport.error;
+    if (NICSIM_OK == s) {
+        s = nicsim_barrier_post(m->transport.group, mca_coll_nicoll_component.barrier_algorithm,
+                                &request);
+    }
     if (NICSIM_OK == s) {
         s = nicoll_transport_wait(&m->transport, request);
         nicsim_request_free(request);

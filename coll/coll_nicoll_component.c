@@ -105,7 +105,7 @@ static int nicoll_register(void)
             *(int *) p->storage = p->int_default;
         }
         (void) mca_base_component_var_register(c, p->name, p->help, p->type, NULL, 0,
-                                               MCA_BASE_VAR_FLAG_SETTABLE, p->level,
+                                               0, p->level,
                                                MCA_BASE_VAR_SCOPE_ALL, p->storage);
     }
 

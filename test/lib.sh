@@ -2,7 +2,11 @@
 # Sourced with top_srcdir and top_builddir set (make check's AM_TESTS_ENVIRONMENT does it).
 NICOLL_BUILD_DIR=$top_builddir
 export NICOLL_BUILD_DIR
-eval "$("$top_srcdir/bootstrap" env)"
+if ! nicoll_env=$("$top_srcdir/bootstrap" env); then
+    echo "Bail out! ./bootstrap env failed"
+    exit 99
+fi
+eval "$nicoll_env"
 
 tap_count=0
 tap() { # tap ok|not-ok DESCRIPTION
@@ -10,9 +14,9 @@ tap() { # tap ok|not-ok DESCRIPTION
     if [ "$1" = ok ]; then echo "ok $tap_count - $2"; else echo "not ok $tap_count - $2"; fi
 }
 check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
-    local what=$1
+    check_what=$1
     shift
-    if "$@"; then tap ok "$what"; else tap not-ok "$what"; fi
+    if "$@"; then tap ok "$check_what"; else tap not-ok "$check_what"; fi
 }
 tap_done() { echo "1..$tap_count"; }
 

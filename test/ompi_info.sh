@@ -8,14 +8,19 @@ check "ompi_info lists MCA coll: nicoll" sh -c 'printf "%s\n" "$1" | grep -q "MC
 params=$("$OMPI_INFO" --param coll nicoll --level 9 2>&1)
 for var in priority verbose barrier_algorithm; do
     check "ompi_info --param coll nicoll shows coll_nicoll_$var with help" \
-        sh -c 'printf "%s\n" "$1" | grep -A1 "\"coll_nicoll_$2\"" | grep -q .' _ "$params" "$var"
+        sh -c 'printf "%s\n" "$1" | grep -A1 "\"coll_nicoll_$2\"" | sed -n 2p | grep -q "[[:alpha:]]"' \
+        _ "$params" "$var"
 done
 check "barrier_algorithm help names the engine's algorithms" \
     sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "dissemination, recursive_doubling"' _ "$params"
 
 bad=$(mpirun_test -np 2 --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_barrier_algorithm bogus \
           "$top_builddir/test/mpi/test_barrier" 10 2>&1)
-check "a bad coll_nicoll_barrier_algorithm gets one line naming it, and the job runs" \
-    sh -c 'printf "%s\n" "$1" | grep -q "coll_nicoll_barrier_algorithm=bogus: unknown algorithm" &&
-           ! printf "%s\n" "$1" | grep -q "^not ok"' _ "$bad"
+status=$?
+check "a bad coll_nicoll_barrier_algorithm gets one line per process naming it" \
+    sh -c 'test "$(printf "%s\n" "$1" | grep -c "coll_nicoll_barrier_algorithm=bogus: unknown algorithm (known: dissemination, recursive_doubling); using dissemination")" -eq 2' \
+    _ "$bad"
+check "... and the job runs every check to success on the default algorithm" \
+    sh -c 'test "$2" -eq 0 && test "$(printf "%s\n" "$1" | grep -c "^ok - ")" -eq 6 &&
+           ! printf "%s\n" "$1" | grep -q "^not ok"' _ "$bad" "$status"
 tap_done

@@ -7,19 +7,28 @@ namespace nicsim::nic {
 Agent::Agent(Rank rank, Rank size, Fabric& fabric) : rank_(rank), size_(size), tx_(fabric) {}
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
-    return start(std::make_unique<BarrierOp>(next_seq_, schedule(algorithm), tx_), seq);
+    const plan::BarrierSchedule* steps = schedule(algorithm);
+    if (steps == nullptr) return Status::invalid;
+    return start(std::make_unique<BarrierOp>(next_seq_, *steps, tx_), seq);
 }
 
-const plan::BarrierSchedule& Agent::schedule(const plan::BarrierAlgorithm& algorithm) {
+const plan::BarrierSchedule* Agent::schedule(const plan::BarrierAlgorithm& algorithm) {
     auto it = schedules_.find(&algorithm);
-    if (it == schedules_.end()) it = schedules_.emplace(&algorithm, algorithm.plan(rank_, size_)).first;
-    return it->second;
+    if (it == schedules_.end()) {
+        plan::BarrierSchedule steps = algorithm.plan(rank_, size_);
+        for (const plan::BarrierStep& step : steps) {
+            if (step.recv_from.size() > plan::kMaxBarrierSenders) return nullptr;
+        }
+        it = schedules_.emplace(&algorithm, std::move(steps)).first;
+    }
+    return &it->second;
 }
 
 Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
-    const Seq s = next_seq_++;
-    *seq = s;
+    const Seq s = next_seq_;
     Slot& slot = ops_[s];
+    ++next_seq_;  // only once the slot exists: a failed allocation must not skip a number
+    *seq = s;
     slot.seq = s;
     slot.op = std::move(op);
     settle(s, slot, slot.op->start());
@@ -64,8 +73,9 @@ Status Agent::progress() {
             Slot& slot = (it++)->second;  // settle() may erase the slot
             if (slot.status == Status::in_progress) settle(slot.seq, slot, s);
         }
+        return s;
     }
-    return s;
+    return tx_.queued() == 0 ? Status::ok : Status::in_progress;
 }
 
 void Agent::settle(Seq seq, Slot& slot, Status s) {
@@ -77,6 +87,8 @@ void Agent::settle(Seq seq, Slot& slot, Status s) {
 Status Agent::test(Seq seq) const {
     const auto it = ops_.find(seq);
     if (it == ops_.end()) return Status::invalid;
+    // A collective is not complete while packets it sent may still wait in the transmit queue.
+    if (it->second.status == Status::ok && tx_.queued() != 0) return Status::in_progress;
     return it->second.status;
 }
 

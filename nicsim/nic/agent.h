@@ -20,9 +20,6 @@ public:
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
 
-    Rank rank() const { return rank_; }
-    Rank size() const { return size_; }
-
     // Posts the group's next collective. On success `*seq` names it for test() and release().
     Status post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq);
 
@@ -30,12 +27,12 @@ public:
     // that names no collective is only reported.
     Status deliver(Rank src, std::span<const std::byte> packet);
 
-    // Offers queued packets to the fabric again; a transport error fails every collective in
-    // flight.
+    // Offers queued packets to the fabric again: ok when none is left, in_progress while some
+    // still wait, or the transport error, which fails every collective in flight.
     Status progress();
 
-    // ok when this rank's part of collective `seq` is complete, in_progress, or the error that
-    // failed it.
+    // ok when this rank's part of collective `seq` is complete (its packets handed to the fabric
+    // included), in_progress, or the error that failed it.
     Status test(Seq seq) const;
 
     // The host no longer asks about `seq`; it is forgotten once done.
@@ -59,8 +56,9 @@ private:
     };
 
     Status start(std::unique_ptr<Operation> op, Seq* seq);
-    // This rank's schedule for `algorithm`, planned on first use.
-    const plan::BarrierSchedule& schedule(const plan::BarrierAlgorithm& algorithm);
+    // This rank's schedule for `algorithm`, planned on first use; null when a step would expect
+    // more than plan::kMaxBarrierSenders tokens.
+    const plan::BarrierSchedule* schedule(const plan::BarrierAlgorithm& algorithm);
     void settle(Seq seq, Slot& slot, Status s);
     bool is_future(Seq seq) const;
 

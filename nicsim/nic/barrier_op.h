@@ -22,7 +22,6 @@ public:
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
                      std::span<const std::byte> payload) override;
-    bool done() const override { return step_ == schedule_.size(); }
 
 private:
     Status advance();

@@ -2,8 +2,8 @@
 //
 // The agent is an event-driven state machine: it reacts to "host posted a collective" and
 // "packet arrived", and acts only by handing packets to a Fabric. It never reads a clock, calls
-// MPI or does I/O, so the same code runs over the modeled network (sim/) and between real MPI
-// processes (real/).
+// MPI or does I/O, so the same code runs between real MPI processes (real/) and, with the
+// simulator, over a modeled network.
 #pragma once
 
 #include <cstddef>

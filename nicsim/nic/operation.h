@@ -1,5 +1,5 @@
-// One collective in flight on one rank: started once, fed the packets addressed to it, and done
-// when this rank's part is complete.
+// One collective in flight on one rank: started once, then fed the packets addressed to it. Both
+// return in_progress until this rank's part is complete, then ok (or the error that failed it).
 #pragma once
 
 #include <span>
@@ -15,7 +15,6 @@ public:
     virtual Status start() = 0;
     virtual Status on_packet(Rank src, const PacketHeader& header,
                              std::span<const std::byte> payload) = 0;
-    virtual bool done() const = 0;
 };
 
 }  // namespace nicsim::nic

@@ -7,7 +7,7 @@ BarrierSchedule barrier_dissemination(Rank rank, Rank size) {
     for (int r = 0; r < static_cast<int>(steps.size()); ++r) {
         const Rank distance = Rank{1} << r;
         steps[r].send_to = {(rank + distance) % size};
-        steps[r].recv_from = {(rank - distance % size + size) % size};
+        steps[r].recv_from = {(rank - distance + size) % size};
     }
     return steps;
 }

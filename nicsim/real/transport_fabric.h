@@ -1,6 +1,6 @@
 // The real fabric: carries the agent's packets between MPI processes through the transport the
-// caller supplies (coll/ provides one over Open MPI's PML). The agent cannot tell it from the
-// modeled network.
+// caller supplies (coll/ provides one over Open MPI's PML). Nothing in the agent depends on which
+// fabric it runs over.
 #pragma once
 
 #include "nic/fabric.h"

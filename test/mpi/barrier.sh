@@ -13,7 +13,7 @@ for np in 1 2 3 4 5 6 7 8; do
         status=$?
         lines=$(printf '%s\n' "$out" | grep -cE '^(not )?ok - ')
         printf '%s\n' "$out" | grep -vE '^(not )?ok - ' | sed 's/^/# /'
-        printf '%s\n' "$out" | sed -n 's/^\(not ok\|ok\) - \(.*\)$/\1|\2/p' |
+        printf '%s\n' "$out" | sed -nE 's/^(not ok|ok) - (.*)$/\1|\2/p' |
             while IFS='|' read -r result what; do
                 echo "$result - $algorithm: $what"
             done
@@ -21,4 +21,4 @@ for np in 1 2 3 4 5 6 7 8; do
             echo "not ok - np=$np $algorithm: mpirun exited $status after $lines of $expected_lines checks"
         fi
     done
-done | awk '/^(not )?ok - /{ n++; sub(/ - /, " " n " - "); print; next } { print } END { print "1.." n }'
+done | awk '/^(not )?ok - /{ n++; sub(/ - /, " " n " - "); print; next } { print } END { print "1.." n + 0 }'

@@ -68,7 +68,9 @@ void nicsim_group_free(nicsim_group_t *group);
 nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void *packet,
                                      size_t bytes);
 
-/* Offers queued packets to the transport again. Returns NICSIM_OK or a transport error. */
+/* Offers queued packets to the transport again. Returns NICSIM_OK when none is left,
+ * NICSIM_IN_PROGRESS while some still wait, or the transport error, which fails every collective
+ * in flight. */
 nicsim_status_t nicsim_group_progress(nicsim_group_t *group);
 
 /* Posts a barrier with the algorithm of that index. Every rank of the group posts its
@@ -76,8 +78,8 @@ nicsim_status_t nicsim_group_progress(nicsim_group_t *group);
 nicsim_status_t nicsim_barrier_post(nicsim_group_t *group, int algorithm,
                                     nicsim_request_t **request);
 
-/* NICSIM_OK when this rank's part of the collective is complete, NICSIM_IN_PROGRESS while it is
- * not, or the error that failed it. */
+/* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
+ * transport included), NICSIM_IN_PROGRESS while it is not, or the error that failed it. */
 nicsim_status_t nicsim_request_test(const nicsim_request_t *request);
 
 /* Releases a request. A request still in progress keeps running inside the group. */
