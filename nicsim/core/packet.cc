@@ -18,7 +18,10 @@ T get(std::span<const std::byte> in, std::size_t at) {
     return value;
 }
 
-bool known_kind(std::uint8_t kind) { return kind == static_cast<std::uint8_t>(PacketKind::barrier); }
+bool known_kind(std::uint8_t kind) {
+    return kind >= static_cast<std::uint8_t>(PacketKind::barrier) &&
+           kind <= static_cast<std::uint8_t>(PacketKind::credit);
+}
 
 }  // namespace
 
@@ -29,8 +32,10 @@ std::array<std::byte, PacketHeader::kBytes> PacketHeader::encode() const {
     put(out, 3, static_cast<std::uint8_t>(kind));
     put(out, 4, seq);
     put(out, 8, step);
-    put(out, 10, flags);
-    put(out, 12, payload_bytes);
+    put(out, 12, origin);
+    put(out, 16, flags);
+    put(out, 18, credits);
+    put(out, 20, payload_bytes);
     return out;
 }
 
@@ -42,9 +47,11 @@ std::optional<PacketHeader> PacketHeader::decode(std::span<const std::byte> byte
     PacketHeader h;
     h.kind = static_cast<PacketKind>(get<std::uint8_t>(bytes, 3));
     h.seq = get<Seq>(bytes, 4);
-    h.step = get<std::uint16_t>(bytes, 8);
-    h.flags = get<std::uint16_t>(bytes, 10);
-    h.payload_bytes = get<std::uint32_t>(bytes, 12);
+    h.step = get<std::uint32_t>(bytes, 8);
+    h.origin = get<Rank>(bytes, 12);
+    h.flags = get<std::uint16_t>(bytes, 16);
+    h.credits = get<std::uint16_t>(bytes, 18);
+    h.payload_bytes = get<std::uint32_t>(bytes, 20);
     if (bytes.size() - kBytes != h.payload_bytes) return std::nullopt;
     return h;
 }

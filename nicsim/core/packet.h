@@ -1,13 +1,15 @@
-// The wire format of an engine packet: a fixed 16-byte header, then an optional payload.
+// The wire format of an engine packet: a fixed 24-byte header, then an optional payload.
 //
-//   byte  0      2     3     4            8      10     12           16
-//         +------+-----+-----+------------+------+------+------------+---------
-//         |magic |ver  |kind | seq        | step |flags |payload len | payload
-//         +------+-----+-----+------------+------+------+------------+---------
+//   byte 0      2     3     4          8          12         16     18       20          24
+//        +------+-----+-----+----------+----------+----------+------+--------+-----------+-------
+//        |magic |ver  |kind | seq      | step     | origin   |flags |credits |payload len| payload
+//        +------+-----+-----+----------+----------+----------+------+--------+-----------+-------
 //
 // Fields are in host byte order: every process of an MPI job runs on the same architecture.
-// `seq` names the collective (its position in the group's call order), `step` the position of
-// the packet within that collective's schedule.
+// `seq` names the collective or message (its position in its sender's or group's call order),
+// `step` the position of the packet within it (a barrier step, a packet index), `origin` the
+// rank whose multicast tree the packet travels on. `credits` returns receive buffers to the
+// packet's receiver (seed 000 §3.1: piggybacked, or the whole point of a credit packet).
 #pragma once
 
 #include <array>
@@ -22,17 +24,25 @@ namespace nicsim {
 
 enum class PacketKind : std::uint8_t {
     barrier = 1,
+    multicast = 2,  // forwarded along the origin's tree by every NIC it reaches
+    unicast = 3,    // delivered to the receiving host only
+    credit = 4,     // an explicit credit update, no payload
 };
+
+// flags
+constexpr std::uint16_t kLastPacket = 1;  // the last packet of its message
 
 struct PacketHeader {
     static constexpr std::uint16_t kMagic = 0x4e43;  // "NC"
-    static constexpr std::uint8_t kVersion = 1;
-    static constexpr std::size_t kBytes = 16;
+    static constexpr std::uint8_t kVersion = 2;
+    static constexpr std::size_t kBytes = 24;
 
     PacketKind kind = PacketKind::barrier;
     Seq seq = 0;
-    std::uint16_t step = 0;
+    std::uint32_t step = 0;
+    Rank origin = 0;
     std::uint16_t flags = 0;
+    std::uint16_t credits = 0;
     std::uint32_t payload_bytes = 0;
 
     std::array<std::byte, kBytes> encode() const;

@@ -29,7 +29,7 @@ Status BarrierOp::advance() {
             PacketHeader token;
             token.kind = PacketKind::barrier;
             token.seq = seq_;
-            token.step = static_cast<std::uint16_t>(step_);
+            token.step = static_cast<std::uint32_t>(step_);
             for (const Rank dst : schedule_[step_].send_to) {
                 if (const Status s = tx_.send(dst, token); failed(s)) return s;
             }

@@ -9,16 +9,19 @@
 #include <cstddef>
 #include <span>
 
-#include "core/status.h"
+#include "core/packet.h"
 
 namespace nicsim::nic {
 
 class Fabric {
 public:
     virtual ~Fabric() = default;
-    // Hands one packet to the network for `dst`; the fabric copies it. Returns ok, `again` when
-    // it has no room now (the caller keeps the packet and retries), or an error.
-    virtual Status transmit(Rank dst, std::span<const std::byte> packet) = 0;
+    // Hands one packet to the network for `dst`; the fabric copies what it needs. Returns ok,
+    // `again` when it has no room now (the caller keeps the packet and retries), or an error.
+    // A fabric that models time but not data (the simulator) is given an empty payload and
+    // charges for header.payload_bytes.
+    virtual Status transmit(Rank dst, const PacketHeader& header,
+                            std::span<const std::byte> payload) = 0;
 };
 
 }  // namespace nicsim::nic

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <deque>
-#include <vector>
 
 #include "core/packet.h"
 #include "nic/fabric.h"
@@ -23,7 +22,7 @@ public:
 private:
     struct Pending {
         Rank dst;
-        std::vector<std::byte> bytes;
+        PacketHeader header;
     };
 
     Fabric& fabric_;

@@ -16,8 +16,11 @@ TEST(Packet, HeaderRoundTrips) {
     PacketHeader h;
     h.kind = PacketKind::barrier;
     h.seq = 0xdeadbeef;
-    h.step = 513;
+    h.step = 70000;
+    h.origin = 4095;
     h.flags = 7;
+    h.credits = 9;
+    h.payload_bytes = 0;
     const auto decoded = PacketHeader::decode(bytes_of(h));
     ASSERT_TRUE(decoded.has_value());
     EXPECT_EQ(*decoded, h);
@@ -39,6 +42,9 @@ TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
 
     auto kind = good;
     kind[3] = std::byte{0};
+    auto kind_high = good;
+    kind_high[3] = std::byte{5};
+    EXPECT_FALSE(PacketHeader::decode(kind_high));
     EXPECT_FALSE(PacketHeader::decode(kind));
 
     auto trailing = good;  // payload_bytes says 0 but a byte follows

@@ -28,7 +28,7 @@ class Network;
 class NetFabric final : public Fabric {
 public:
     NetFabric(Network& net, Rank self) : net_(net), self_(self) {}
-    Status transmit(Rank dst, std::span<const std::byte> packet) override;
+    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) override;
 
 private:
     Network& net_;
@@ -51,8 +51,8 @@ private:
     std::size_t limit_;
 };
 
-Status NetFabric::transmit(Rank dst, std::span<const std::byte> packet) {
-    return net_.carry(self_, dst, packet);
+Status NetFabric::transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) {
+    return net_.carry(self_, dst, header.encode());
 }
 
 using Params = std::tuple<int /*algorithm*/, Rank /*size*/, std::size_t /*limit*/>;
@@ -140,7 +140,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 class LoopbackFabric final : public Fabric {
 public:
-    Status transmit(Rank dst, std::span<const std::byte> packet) override {
+    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) override {
+        const auto packet = header.encode();
         sent.push_back({0, dst, {packet.begin(), packet.end()}});
         return Status::ok;
     }
@@ -205,7 +206,9 @@ TEST(Agent, DuplicateTokenFailsTheBarrier) {
 
 class RefusingFabric final : public Fabric {
 public:
-    Status transmit(Rank, std::span<const std::byte>) override { return answer; }
+    Status transmit(Rank, const PacketHeader&, std::span<const std::byte>) override {
+        return answer;
+    }
     Status answer = Status::again;
 };
 
