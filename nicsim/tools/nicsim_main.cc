@@ -1,45 +1,416 @@
-// The nicsim command. The modeled network and its subcommands arrive with the simulator; for now
-// the command reports its version and the engine's algorithm tables.
+// The nicsim command: the engine's modeled network from the command line. Each subcommand
+// declares its options once (kCommands); parsing, --help and the man-page check all read that.
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
 
 #include "nicsim/nicsim.h"
+#include "plan/kbinomial.h"
+#include "plan/barrier.h"
+#include "sim/bcast.h"
+#include "sim/model.h"
+#include "tools/json.h"
+#include "tools/options.h"
 
+namespace nicsim::tools {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: nicsim [--version | --help | algorithms]\n"
-    "\n"
-    "  --version    print the engine version\n"
-    "  --help       print this text\n"
-    "  algorithms   list the engine's collective algorithms\n";
+constexpr int kBadUsage = 2;
 
-int list_algorithms() {
-    std::printf("barrier:\n");
-    for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_BARRIER); ++i) {
-        std::printf("  %-20s %s%s\n", nicsim_algorithm_name(NICSIM_COLL_BARRIER, i),
-                    nicsim_algorithm_description(NICSIM_COLL_BARRIER, i),
-                    i == 0 ? " (default)" : "");
+// clang-format off
+constexpr OptionSpec kPresetOpt{"--preset", "P", "model preset (see nicsim presets); default: the model defaults"};
+constexpr OptionSpec kNodesOpt{"--nodes", "N", "nodes in the cluster (default: the preset's)"};
+constexpr OptionSpec kSetOpt{"--set", "NAME=VALUE", "set one model parameter (see nicsim params); repeatable", true};
+constexpr OptionSpec kBytesOpt{"--bytes", "B", "message length in bytes (default 0)"};
+constexpr OptionSpec kTreeOpt{"--tree", "T", "binomial|binary|chain|kbinomial[:K]|optimal (default binomial; kbinomial without K and optimal use Theorem 3's k)"};
+constexpr OptionSpec kForwardingOpt{"--forwarding", "F", "fpfs|fcfs|host: NIC forwarding per packet or per child, or host-based (default fpfs)"};
+constexpr OptionSpec kRootOpt{"--root", "R", "the broadcasting node (default 0)"};
+constexpr OptionSpec kJsonOpt{"--json", "", "print one JSON object instead of text"};
+constexpr OptionSpec kTraceOpt{"--trace", "FILE", "write a Chrome trace-event file (Perfetto): one track per host, NIC and link"};
+constexpr OptionSpec kHelpOpt{"--help", "", "print this text"};
+
+constexpr std::array kKbinomialOpts = {
+    OptionSpec{"--nodes", "N", "multicast set size n (required)"},
+    OptionSpec{"--packets", "M", "message length m in packets (default 1)"},
+    kJsonOpt, kHelpOpt};
+constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+    OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16)"},
+    kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr std::array kBenchOpts = {kJsonOpt, kHelpOpt};
+constexpr std::array kListOpts = {kHelpOpt};
+// clang-format on
+
+struct Command {
+    std::string_view name;
+    std::string_view summary;
+    std::span<const OptionSpec> options;
+    int (*run)(const Options&);
+};
+
+int usage_error(std::string_view command, const std::string& why) {
+    std::fprintf(stderr, "nicsim %.*s: %s\n", static_cast<int>(command.size()), command.data(),
+                 why.c_str());
+    return kBadUsage;
+}
+
+// The model from --preset, --nodes and --set, in that order.
+std::optional<sim::Model> model_from(const Options& opts, std::string* why) {
+    sim::Model model = sim::default_model();
+    if (opts.has("--preset")) {
+        const sim::Preset* preset = sim::find_preset(opts.text("--preset"));
+        if (preset == nullptr) {
+            *why = "--preset " + opts.text("--preset") + ": unknown preset (see nicsim presets)";
+            return std::nullopt;
+        }
+        model = sim::preset_model(*preset);
+    }
+    if (opts.has("--nodes") && !sim::set_model_param(model, "nodes", opts.text("--nodes"), why)) {
+        *why = "--nodes " + opts.text("--nodes") + ": must be an integer from 1 to " +
+               std::to_string(static_cast<long long>(sim::find_model_param("nodes")->max));
+        return std::nullopt;
+    }
+    for (const std::string& assignment : opts.all("--set")) {
+        const auto eq = assignment.find('=');
+        if (eq == std::string::npos) {
+            *why = "--set " + assignment + ": expected NAME=VALUE";
+            return std::nullopt;
+        }
+        if (!sim::set_model_param(model, assignment.substr(0, eq), assignment.substr(eq + 1), why)) {
+            *why = "--set " + *why;
+            return std::nullopt;
+        }
+    }
+    if (model.low_water >= model.credits) {
+        *why = "low_water " + std::to_string(model.low_water) + " must be below credits " +
+               std::to_string(model.credits);
+        return std::nullopt;
+    }
+    return model;
+}
+
+// A bcast spec from the options bcast and throughput share.
+std::optional<sim::BcastSpec> spec_from(const Options& opts, std::string* why) {
+    auto model = model_from(opts, why);
+    if (!model) return std::nullopt;
+    sim::BcastSpec spec;
+    spec.model = *model;
+    const auto bytes = opts.integer("--bytes", 0, 0, std::int64_t{1} << 40, why);
+    const auto root = opts.integer("--root", 0, 0, model->nodes - 1, why);
+    if (!bytes || !root) return std::nullopt;
+    spec.bytes = static_cast<std::uint64_t>(*bytes);
+    spec.root = static_cast<Rank>(*root);
+    spec.forwarding = opts.text("--forwarding", "fpfs");
+    const std::string tree = opts.text("--tree", "binomial");
+    const auto colon = tree.find(':');
+    spec.tree = tree.substr(0, colon);
+    if (colon != std::string::npos) {
+        if (spec.tree != "kbinomial") {
+            *why = "--tree " + tree + ": only kbinomial takes :K";
+            return std::nullopt;
+        }
+        const std::string digits = tree.substr(colon + 1);
+        char* end = nullptr;
+        const long v = std::strtol(digits.c_str(), &end, 10);
+        const int k_max = std::max(1, plan::ceil_log2(model->nodes));
+        if (digits.empty() || *end != '\0' || v < 1 || v > k_max) {
+            *why = "--tree " + tree + ": k out of range 1.." + std::to_string(k_max) + " for " +
+                   std::to_string(model->nodes) + " nodes";
+            return std::nullopt;
+        }
+        spec.k = static_cast<int>(v);
+    }
+    return spec;
+}
+
+std::unique_ptr<sim::Trace> trace_from(const Options& opts, std::string* why, bool* bad) {
+    *bad = false;
+    if (!opts.has("--trace")) return nullptr;
+    auto trace = sim::Trace::open(opts.text("--trace"), why);
+    *bad = trace == nullptr;
+    return trace;
+}
+
+std::string preset_name(const Options& opts) { return opts.text("--preset", "defaults"); }
+
+int run_kbinomial(const Options& opts) {
+    std::string why;
+    if (!opts.has("--nodes")) return usage_error("kbinomial", "--nodes: required");
+    const auto n = opts.integer("--nodes", 0, 1, 1 << 30, &why);
+    const auto m = n ? opts.integer("--packets", 1, 1, std::int64_t{1} << 40, &why) : std::nullopt;
+    if (!n || !m) return usage_error("kbinomial", why);
+    const Rank nodes = static_cast<Rank>(*n);
+    const int k_max = std::max(1, plan::ceil_log2(nodes));
+    const int best = plan::optimal_k(nodes, *m);
+    if (opts.has("--json")) {
+        std::string rows = "[";
+        for (int k = 1; k <= k_max; ++k) {
+            rows += (k == 1 ? "" : ",") + JsonObject()
+                                              .field("k", static_cast<long long>(k))
+                                              .field("l1", static_cast<long long>(plan::kbinomial_steps(nodes, k)))
+                                              .field("total_steps", static_cast<long long>(plan::kbinomial_total_steps(nodes, *m, k)))
+                                              .str();
+        }
+        rows += "]";
+        std::printf("%s\n", JsonObject()
+                                .field("command", "kbinomial")
+                                .field("nodes", static_cast<long long>(nodes))
+                                .field("packets", static_cast<long long>(*m))
+                                .raw("rows", rows)
+                                .field("optimal_k", static_cast<long long>(best))
+                                .str()
+                                .c_str());
+        return 0;
+    }
+    std::printf("k-binomial trees for n = %d nodes and m = %lld packets (seed 002 Lemma 1, Theorem 3)\n",
+                nodes, static_cast<long long>(*m));
+    std::printf("%4s %6s %22s\n", "k", "L1", "steps L1 + (m-1)k");
+    for (int k = 1; k <= k_max; ++k) {
+        std::printf("%4d %6d %22lld%s\n", k, plan::kbinomial_steps(nodes, k),
+                    static_cast<long long>(plan::kbinomial_total_steps(nodes, *m, k)),
+                    k == best ? "   optimal" : "");
     }
     return 0;
 }
 
+std::string per_node(const std::vector<double>& values) {
+    std::string out;
+    char buf[64];
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        std::snprintf(buf, sizeof buf, "%s%5zu:%9.2f", i % 6 == 0 ? (i == 0 ? "  " : "\n  ") : "  ",
+                      i, values[i]);
+        out += buf;
+    }
+    return out + "\n";
+}
+
+JsonObject common_json(std::string_view command, const Options& opts, const sim::BcastSpec& spec,
+                       const sim::BcastResult& r) {
+    JsonObject j;
+    j.field("command", command)
+        .field("preset", preset_name(opts))
+        .field("nodes", static_cast<long long>(spec.model.nodes))
+        .field("bytes", static_cast<long long>(spec.bytes))
+        .field("packets_per_message", static_cast<long long>(r.packets))
+        .field("tree", r.tree)
+        .field("depth", static_cast<long long>(r.depth))
+        .field("forwarding", spec.forwarding)
+        .field("root", static_cast<long long>(spec.root));
+    return j;
+}
+
+JsonObject& counts_json(JsonObject& j, const sim::BcastResult& r) {
+    std::size_t peak = 0;
+    for (const std::size_t p : r.peak_buffers) peak = std::max(peak, p);
+    return j.field("data_packets", static_cast<long long>(r.totals.data_sent))
+        .field("credit_packets", static_cast<long long>(r.totals.credit_packets))
+        .field("piggybacked_credits", static_cast<long long>(r.totals.piggybacked))
+        .field("blocked_sends", static_cast<long long>(r.totals.blocked))
+        .field("peak_buffers_max", static_cast<long long>(peak))
+        .array("peak_buffers", r.peak_buffers)
+        .field("events", static_cast<long long>(r.events));
+}
+
+void print_counts(const sim::BcastResult& r) {
+    std::size_t peak = 0;
+    for (const std::size_t p : r.peak_buffers) peak = std::max(peak, p);
+    std::printf("packets: %llu data, %llu credit updates, %llu carried credits back, %llu waited for a credit\n",
+                static_cast<unsigned long long>(r.totals.data_sent),
+                static_cast<unsigned long long>(r.totals.credit_packets),
+                static_cast<unsigned long long>(r.totals.piggybacked),
+                static_cast<unsigned long long>(r.totals.blocked));
+    std::printf("peak NIC buffers: %zu (most any one NIC held at once)\n", peak);
+}
+
+int run_experiment(std::string_view command, const Options& opts, bool blast) {
+    std::string why;
+    auto spec = spec_from(opts, &why);
+    if (!spec) return usage_error(command, why);
+    if (blast) {
+        const std::uint64_t per = std::max<std::uint64_t>(spec->bytes, 1);
+        const std::int64_t fallback = std::max<std::int64_t>(16, (4 << 20) / per);
+        const auto messages = opts.integer("--messages", fallback, 1, 1 << 24, &why);
+        if (!messages) return usage_error(command, why);
+        spec->messages = static_cast<int>(*messages);
+    }
+    bool bad_trace = false;
+    auto trace = trace_from(opts, &why, &bad_trace);
+    if (bad_trace) return usage_error(command, why);
+    auto result = sim::run_bcast(*spec, trace.get(), &why);
+    if (!result) return usage_error(command, why);
+    if (trace && !trace->close()) {
+        std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n", static_cast<int>(command.size()),
+                     command.data(), opts.text("--trace").c_str());
+        return 1;
+    }
+    const sim::BcastResult& r = *result;
+    if (opts.has("--json")) {
+        JsonObject j = common_json(command, opts, *spec, r);
+        if (blast) {
+            j.field("messages", static_cast<long long>(spec->messages)).field("throughput_mb_s", r.throughput_mbs);
+        } else {
+            j.field("latency_us", r.latency_us).array("done_us", r.done_us);
+        }
+        std::printf("%s\n", counts_json(j, r).str().c_str());
+        return 0;
+    }
+    std::printf("%.*s: %s, %d nodes, %llu bytes (%u packets of at most %d), tree %s (depth %d), %s forwarding, root %d\n",
+                static_cast<int>(command.size()), command.data(), preset_name(opts).c_str(),
+                spec->model.nodes, static_cast<unsigned long long>(spec->bytes), r.packets,
+                spec->model.mtu, r.tree.c_str(), r.depth, spec->forwarding.c_str(), spec->root);
+    if (blast) {
+        std::printf("throughput: %.2f MB/s seen by the sender over %d messages\n", r.throughput_mbs,
+                    spec->messages);
+    } else {
+        std::printf("latency: %.2f us (the last receiver)\n", r.latency_us);
+        std::printf("completion per node (us):\n%s", per_node(r.done_us).c_str());
+    }
+    print_counts(r);
+    return 0;
+}
+
+int run_bcast(const Options& opts) { return run_experiment("bcast", opts, false); }
+int run_throughput(const Options& opts) { return run_experiment("throughput", opts, true); }
+
+// A fixed workload: a 256 KB broadcast over 1024 nodes of kesavan97 on the optimal tree, five
+// times; the median rate is reported.
+int run_bench(const Options& opts) {
+    sim::BcastSpec spec;
+    spec.model = sim::preset_model(*sim::find_preset("kesavan97"));
+    spec.model.nodes = 1024;
+    spec.bytes = 256 * 1024;
+    spec.tree = "optimal";
+    std::vector<double> rates;
+    std::uint64_t events = 0;
+    std::string why;
+    for (int run = 0; run < 5; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        const auto result = sim::run_bcast(spec, nullptr, &why);
+        const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
+        if (!result) {
+            std::fprintf(stderr, "nicsim bench: %s\n", why.c_str());
+            return 1;
+        }
+        events = result->events;
+        rates.push_back(static_cast<double>(events) / wall.count());
+        if (!opts.has("--json")) {
+            std::fprintf(stderr, "run %d: %llu events in %.3f s\n", run + 1,
+                         static_cast<unsigned long long>(events), wall.count());
+        }
+    }
+    std::sort(rates.begin(), rates.end());
+    const double median = rates[rates.size() / 2];
+    if (opts.has("--json")) {
+        std::printf("%s\n", JsonObject()
+                                .field("command", "bench")
+                                .field("workload", "kesavan97, 1024 nodes, 262144 bytes, optimal tree")
+                                .field("events", static_cast<long long>(events))
+                                .field("runs", static_cast<long long>(rates.size()))
+                                .field("events_per_second", median)
+                                .str()
+                                .c_str());
+    } else {
+        std::printf("bench: kesavan97, 1024 nodes, 262144 bytes, optimal tree: %llu events per run\n",
+                    static_cast<unsigned long long>(events));
+        std::printf("%.2f million events per second (median of %zu runs)\n", median / 1e6, rates.size());
+    }
+    return 0;
+}
+
+int run_params(const Options&) {
+    const sim::Model defaults = sim::default_model();
+    for (const sim::ModelParam& p : sim::model_params()) {
+        std::printf("%-18s %-8s default %-10s %.*s\n", std::string(p.name).c_str(),
+                    std::string(p.unit).c_str(), sim::model_param_value(defaults, p).c_str(),
+                    static_cast<int>(p.help.size()), p.help.data());
+    }
+    return 0;
+}
+
+int run_presets(const Options&) {
+    for (const sim::Preset& preset : sim::presets()) {
+        std::printf("%.*s: %.*s\n", static_cast<int>(preset.name.size()), preset.name.data(),
+                    static_cast<int>(preset.description.size()), preset.description.data());
+        for (const sim::PresetValue& v : preset.values) {
+            const std::string value = std::string(v.value) + " " + std::string(sim::find_model_param(v.param)->unit);
+            std::printf("  %-18s %-12s %.*s\n", std::string(v.param).c_str(), value.c_str(),
+                        static_cast<int>(v.source.size()), v.source.data());
+        }
+    }
+    return 0;
+}
+
+int run_algorithms(const Options&) {
+    std::printf("barrier:\n");
+    for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_BARRIER); ++i) {
+        std::printf("  %-20s %s%s\n", nicsim_algorithm_name(NICSIM_COLL_BARRIER, i),
+                    nicsim_algorithm_description(NICSIM_COLL_BARRIER, i), i == 0 ? " (default)" : "");
+    }
+    std::printf("multicast trees:\n");
+    for (const plan::TreeShape& shape : plan::tree_shapes()) {
+        std::printf("  %-20.*s %.*s\n", static_cast<int>(shape.name.size()), shape.name.data(),
+                    static_cast<int>(shape.description.size()), shape.description.data());
+    }
+    return 0;
+}
+
+// clang-format off
+const std::array kCommands = {
+    Command{"kbinomial", "for each k: L1, total steps L1 + (m-1)k, and the optimal k", kKbinomialOpts, run_kbinomial},
+    Command{"bcast", "simulate one broadcast: latency of the last receiver, per-node completion, packets", kBcastOpts, run_bcast},
+    Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (seed 000 §5.1)", kThroughputOpts, run_throughput},
+    Command{"bench", "simulated events per second of wall time on a fixed workload", kBenchOpts, run_bench},
+    Command{"params", "list the model parameters: unit, default, meaning", kListOpts, run_params},
+    Command{"presets", "list the presets with every value and its source", kListOpts, run_presets},
+    Command{"algorithms", "list the engine's collective algorithms", kListOpts, run_algorithms},
+};
+// clang-format on
+
+void print_usage(std::FILE* out) {
+    std::fprintf(out, "usage: nicsim [--version | --help] | nicsim COMMAND [OPTIONS]\n\ncommands:\n");
+    for (const Command& c : kCommands) {
+        std::fprintf(out, "  %-12.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                     static_cast<int>(c.summary.size()), c.summary.data());
+    }
+    std::fprintf(out, "\n`nicsim COMMAND --help` lists a command's options.\n");
+}
+
 }  // namespace
+}  // namespace nicsim::tools
 
 int main(int argc, char** argv) {
+    using namespace nicsim::tools;
     if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
         std::printf("nicsim %s\n", nicsim_version());
         return 0;
     }
     if (argc == 2 && std::strcmp(argv[1], "--help") == 0) {
-        std::fputs(kUsage, stdout);
+        print_usage(stdout);
         return 0;
     }
-    if (argc == 2 && std::strcmp(argv[1], "algorithms") == 0) return list_algorithms();
-    if (argc == 1) {
-        std::fputs(kUsage, stderr);
-    } else {
-        std::fprintf(stderr, "nicsim: %s: unknown command or option (see nicsim --help)\n", argv[1]);
+    if (argc < 2) {
+        print_usage(stderr);
+        return kBadUsage;
     }
-    return 2;
+    for (const Command& c : kCommands) {
+        if (c.name != argv[1]) continue;
+        std::string why;
+        const auto opts = Options::parse(c.options, std::span(argv + 2, argv + argc), &why);
+        if (!opts) return usage_error(c.name, why + " (see nicsim " + std::string(c.name) + " --help)");
+        if (opts->has("--help")) {
+            std::printf("usage: nicsim %.*s [OPTIONS]\n%.*s\n\noptions:\n%s",
+                        static_cast<int>(c.name.size()), c.name.data(),
+                        static_cast<int>(c.summary.size()), c.summary.data(),
+                        describe(c.options).c_str());
+            return 0;
+        }
+        return c.run(*opts);
+    }
+    std::fprintf(stderr, "nicsim: %s: unknown command or option (see nicsim --help)\n", argv[1]);
+    return kBadUsage;
 }

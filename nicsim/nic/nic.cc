@@ -1,0 +1,291 @@
+#include "nic/nic.h"
+
+#include <algorithm>
+
+namespace nicsim::nic {
+
+namespace {
+
+const std::vector<Rank> kNoChildren;
+
+std::uint64_t message_key(Rank origin, Seq seq) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(origin)) << 32) | seq;
+}
+
+}  // namespace
+
+Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
+    : rank_(rank),
+      config_(config),
+      fabric_(fabric),
+      host_(host),
+      send_buffers_free_(config.send_buffers) {}
+
+void Nic::set_route(Rank origin, std::span<const Rank> children) {
+    routes_[origin].assign(children.begin(), children.end());
+}
+
+const std::vector<Rank>& Nic::children_of(Rank origin) const {
+    const auto it = routes_.find(origin);
+    return it == routes_.end() ? kNoChildren : it->second;
+}
+
+Nic::Peer& Nic::peer(Rank rank) {
+    auto it = peers_.find(rank);
+    if (it == peers_.end()) it = peers_.emplace(rank, Peer{config_.credits, {}}).first;
+    return it->second;
+}
+
+int Nic::send_credits(Rank peer) const {
+    const auto it = peers_.find(peer);
+    return it == peers_.end() ? config_.credits : it->second.send_credits;
+}
+
+int Nic::unreturned_credits(Rank peer) const {
+    const auto it = peers_.find(peer);
+    return it == peers_.end() ? 0 : it->second.unreturned;
+}
+
+std::vector<Rank> Nic::peers() const {
+    std::vector<Rank> ranks;
+    for (const auto& [rank, p] : peers_) ranks.push_back(rank);
+    std::sort(ranks.begin(), ranks.end());
+    return ranks;
+}
+
+bool Nic::idle() const {
+    return free_.size() == buffers_.size() && transmit_.empty() && to_host_.empty() &&
+           fcfs_.empty();
+}
+
+Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> payload,
+                        Rank from) {
+    BufferId id;
+    if (free_.empty()) {
+        id = static_cast<BufferId>(buffers_.size());
+        buffers_.emplace_back();
+    } else {
+        id = free_.back();
+        free_.pop_back();
+    }
+    Buffer& b = buffers_[id];
+    b.header = header;
+    b.header.credits = 0;
+    b.payload.assign(payload.begin(), payload.end());
+    b.from = from;
+    b.sends_left = 0;
+    b.for_host = false;
+    b.credit_held = from != kFromHost;
+    stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size());
+    return id;
+}
+
+Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload) {
+    if (failed(error_)) return error_;
+    if (send_buffers_free_ == 0) {
+        host_waits_for_space_ = true;
+        return Status::again;
+    }
+    --send_buffers_free_;
+    if (dst == kMulticast) {
+        header.kind = PacketKind::multicast;
+        header.origin = rank_;
+    } else {
+        header.kind = PacketKind::unicast;
+    }
+    const BufferId id = hold(header, payload, kFromHost);
+    if (dst == kMulticast) {
+        forward(id, children_of(rank_));
+    } else {
+        buffers_[id].sends_left = 1;
+        enqueue(id, dst);
+    }
+    maybe_free(id);
+    return pump();
+}
+
+void Nic::post_host_buffers(int n) {
+    host_buffers_ += n;
+    while (host_buffers_ > 0 && !to_host_.empty()) {
+        const BufferId id = to_host_.front();
+        to_host_.pop_front();
+        --host_buffers_;
+        hand_to_host(id);
+        maybe_free(id);
+    }
+    pump();
+}
+
+Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (failed(error_)) return error_;
+    Peer& from = peer(src);
+    if (header.credits != 0) {
+        from.send_credits += header.credits;
+        unblock(src, from);
+    }
+    switch (header.kind) {
+    case PacketKind::credit:
+        break;
+    case PacketKind::multicast:
+    case PacketKind::unicast: {
+        if (from.held + from.unreturned >= config_.credits) return Status::protocol;
+        ++from.held;
+        ++stats_.data_received;
+        const BufferId id = hold(header, payload, src);
+        buffers_[id].for_host = true;
+        if (header.kind == PacketKind::multicast) forward(id, children_of(header.origin));
+        deliver_or_keep(id);
+        maybe_free(id);
+        break;
+    }
+    default:
+        return Status::protocol;
+    }
+    return failed(pump()) ? error_ : Status::ok;
+}
+
+void Nic::forward(BufferId id, const std::vector<Rank>& children) {
+    if (children.empty()) return;
+    buffers_[id].sends_left = static_cast<int>(children.size());
+    if (config_.forwarding == Forwarding::fpfs) {
+        for (const Rank child : children) enqueue(id, child);
+        return;
+    }
+    const PacketHeader& h = buffers_[id].header;
+    FcfsMessage& message = fcfs_[message_key(h.origin, h.seq)];
+    message.buffers.push_back(id);
+    message.complete = (h.flags & kLastPacket) != 0;
+    serve_fcfs(message, children);
+    if (message.child == children.size()) fcfs_.erase(message_key(h.origin, h.seq));
+}
+
+void Nic::serve_fcfs(FcfsMessage& message, const std::vector<Rank>& children) {
+    while (message.child < children.size()) {
+        if (message.next < message.buffers.size()) {
+            enqueue(message.buffers[message.next++], children[message.child]);
+        } else if (message.complete) {
+            ++message.child;
+            message.next = 0;
+        } else {
+            return;
+        }
+    }
+}
+
+void Nic::enqueue(BufferId id, Rank dst) {
+    Peer& p = peer(dst);
+    if (p.blocked.empty() && p.send_credits > 0) {
+        --p.send_credits;
+        transmit_.push_back({id, dst});
+    } else {
+        p.blocked.push_back(id);
+        ++stats_.blocked;
+    }
+}
+
+void Nic::unblock(Rank dst, Peer& p) {
+    while (!p.blocked.empty() && p.send_credits > 0) {
+        --p.send_credits;
+        transmit_.push_back({p.blocked.front(), dst});
+        p.blocked.pop_front();
+    }
+}
+
+void Nic::deliver_or_keep(BufferId id) {
+    if (!to_host_.empty() || host_buffers_ == 0) {
+        to_host_.push_back(id);  // the host has no buffer: the packet waits, holding its credit
+        return;
+    }
+    --host_buffers_;
+    hand_to_host(id);
+}
+
+void Nic::hand_to_host(BufferId id) {
+    Buffer& b = buffers_[id];
+    host_.deliver(b.header, b.payload);
+    ++stats_.delivered;
+    b.for_host = false;
+    // FCFS keeps a packet until its last child has it, which can take a whole message; its
+    // sender's credit goes back once the host has the packet, as seed 002 has no flow control
+    // and a window shorter than a message would otherwise stall FCFS for good.
+    if (config_.forwarding == Forwarding::fcfs) release_credit(b);
+}
+
+void Nic::release_credit(Buffer& b) {
+    if (!b.credit_held) return;
+    b.credit_held = false;
+    Peer& p = peer(b.from);
+    --p.held;
+    ++p.unreturned;
+    const int sender_has = config_.credits - p.held - p.unreturned;
+    if (sender_has <= config_.low_water && !p.update_queued) {
+        p.update_queued = true;
+        transmit_.push_back({kCreditUpdate, b.from});
+    }
+}
+
+void Nic::maybe_free(BufferId id) {
+    Buffer& b = buffers_[id];
+    if (b.sends_left != 0 || b.for_host) return;
+    if (b.from == kFromHost) {
+        ++send_buffers_free_;
+        if (host_waits_for_space_) {
+            host_waits_for_space_ = false;
+            host_.send_space();
+        }
+    } else {
+        release_credit(b);
+    }
+    b.payload.clear();
+    free_.push_back(id);
+}
+
+Status Nic::progress() {
+    const Status s = pump();
+    if (failed(s)) return s;
+    return transmit_.empty() ? Status::ok : Status::in_progress;
+}
+
+Status Nic::pump() {
+    while (!transmit_.empty() && !failed(error_)) {
+        const Descriptor d = transmit_.front();
+        Peer& p = peer(d.dst);
+        PacketHeader header;
+        std::span<const std::byte> payload;
+        if (d.buffer == kCreditUpdate) {
+            p.update_queued = false;
+            if (p.unreturned == 0) {  // a data packet carried them back meanwhile
+                transmit_.pop_front();
+                continue;
+            }
+            header.kind = PacketKind::credit;
+            header.origin = rank_;
+        } else {
+            header = buffers_[d.buffer].header;
+            payload = buffers_[d.buffer].payload;
+        }
+        header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
+        const Status s = fabric_.transmit(d.dst, header, payload);
+        if (s == Status::again) {
+            if (d.buffer == kCreditUpdate) p.update_queued = true;
+            return s;
+        }
+        if (failed(s)) {
+            error_ = s;
+            return s;
+        }
+        transmit_.pop_front();
+        p.unreturned -= header.credits;
+        if (d.buffer == kCreditUpdate) {
+            ++stats_.credit_packets;
+        } else {
+            ++stats_.data_sent;
+            if (header.credits != 0) ++stats_.piggybacked;
+            --buffers_[d.buffer].sends_left;
+            maybe_free(d.buffer);
+        }
+    }
+    return error_;
+}
+
+}  // namespace nicsim::nic

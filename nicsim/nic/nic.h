@@ -1,0 +1,166 @@
+// The NIC agent of one node: LFC's send path, flow control and multicast forwarding (seed 000
+// §3), with Kesavan and Panda's two forwarding disciplines (seed 002 §3).
+//
+//   host ── post_send ──▶ send buffer ──┐
+//                                       ├─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
+//   Fabric ─ on_packet ─▶ receive buffer┘   (forwarding table of the        │        ▲
+//                              │             packet's origin)               └▶ blocked-sends[dst]
+//                              └─▶ host (into a buffer the host posted)        (no credit for dst)
+//
+// Flow control is a sliding window between every pair of NICs: this NIC keeps `credits` receive
+// buffers for each sender, and a sender may transmit to it only while it holds a credit for it.
+// A receive buffer is released once its packet went to every child and to the host; released
+// buffers go back to their sender as credits, piggybacked on the next packet to that sender or,
+// when the sender is down to `low_water` credits, in an explicit credit packet. A destination's
+// blocked-sends queue is served before any new packet to it, so packets to one destination leave
+// in the order they were queued. A packet the host has no buffer for stays in the NIC, holding its
+// receive buffer, so its sender eventually stalls.
+//
+// The agent never reads a clock: the fabric and the host charge time for what it asks of them.
+// They must not call back into the agent from inside a call it makes to them (deliver,
+// send_space, transmit); they act on it later, from their own events or progress loop.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/packet.h"
+#include "nic/fabric.h"
+#include "nic/host_port.h"
+
+namespace nicsim::nic {
+
+enum class Forwarding {
+    fpfs,  // first packet, first served: each packet goes to every child as soon as it arrives
+    fcfs,  // first child, first served: the whole message to the first child, then the next
+};
+
+struct NicConfig {
+    int credits = 8;       // receive buffers kept for each sender, so each sender's window
+    int low_water = 4;     // a sender left with this many credits is sent an explicit update
+    int send_buffers = 16; // buffers the host fills with packets to send
+    Forwarding forwarding = Forwarding::fpfs;
+};
+
+struct NicStats {
+    std::uint64_t data_sent = 0;        // data packets handed to the fabric
+    std::uint64_t data_received = 0;
+    std::uint64_t credit_packets = 0;   // explicit credit updates sent
+    std::uint64_t piggybacked = 0;      // data packets that carried credits back
+    std::uint64_t blocked = 0;          // descriptors that had to wait for a credit
+    std::uint64_t delivered = 0;        // packets handed to the host
+    std::size_t peak_buffers = 0;       // most packets held at once (send, receive, FCFS store)
+};
+
+class Nic {
+public:
+    static constexpr Rank kMulticast = -1;
+
+    Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host);
+    Nic(const Nic&) = delete;
+    Nic& operator=(const Nic&) = delete;
+
+    // Multicast packets from `origin` continue from this NIC to `children`, in this order.
+    void set_route(Rank origin, std::span<const Rank> children);
+
+    // The host queues one packet: to `dst`, or with kMulticast along this node's own tree.
+    // `again` when no send buffer is free (HostPort::send_space() follows); `protocol` after a
+    // transport error.
+    Status post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload);
+
+    // Send buffers free for the host to fill; wait_for_send_space() asks for a
+    // HostPort::send_space() call when one frees up.
+    int free_send_buffers() const { return send_buffers_free_; }
+    void wait_for_send_space() { host_waits_for_space_ = true; }
+
+    // The host posts `n` more receive buffers.
+    void post_host_buffers(int n);
+
+    // A packet from `src` arrived from the network. `protocol` when it breaks the protocol (a
+    // sender beyond its window, an unknown kind).
+    Status on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+
+    // Offers the transmit queue to the fabric again (after `again`): ok when empty, in_progress
+    // while packets wait, or the sticky transport error.
+    Status progress();
+
+    const NicStats& stats() const { return stats_; }
+    // Credits this NIC holds for sending to `peer`, and the receive buffers of `peer`'s it has
+    // released but not yet returned: per pair, the sender's credits plus the receiver's
+    // unreturned ones plus what is in flight always equal the window.
+    int send_credits(Rank peer) const;
+    int unreturned_credits(Rank peer) const;
+    // Nothing held, queued or blocked: every buffer is free.
+    bool idle() const;
+    bool waiting_for_host_buffers() const { return !to_host_.empty(); }
+    // The ranks this NIC has exchanged packets with.
+    std::vector<Rank> peers() const;
+
+private:
+    using BufferId = std::uint32_t;
+    static constexpr BufferId kCreditUpdate = ~BufferId{0};  // a descriptor for a credit packet
+    static constexpr Rank kFromHost = -1;
+
+    struct Buffer {
+        PacketHeader header;
+        std::vector<std::byte> payload;
+        Rank from = kFromHost;     // the sender whose window it belongs to, or the host
+        int sends_left = 0;        // destinations it still has to reach
+        bool for_host = false;     // still to be delivered to the host
+        bool credit_held = false;  // still counts against its sender's window
+    };
+    struct Descriptor {
+        BufferId buffer;
+        Rank dst;
+    };
+    struct Peer {
+        int send_credits;
+        std::deque<BufferId> blocked;
+        int held = 0;        // its packets in our receive buffers
+        int unreturned = 0;  // released buffers not yet credited back
+        bool update_queued = false;
+    };
+    // FCFS keeps a message's packets until its last child has them.
+    struct FcfsMessage {
+        std::vector<BufferId> buffers;
+        std::size_t child = 0;  // the child being served
+        std::size_t next = 0;   // the next packet for that child
+        bool complete = false;  // the last packet has arrived
+    };
+
+    Peer& peer(Rank rank);
+    const std::vector<Rank>& children_of(Rank origin) const;
+    BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, Rank from);
+    void forward(BufferId buffer, const std::vector<Rank>& children);
+    void serve_fcfs(FcfsMessage& message, const std::vector<Rank>& children);
+    void enqueue(BufferId buffer, Rank dst);
+    void unblock(Rank dst, Peer& p);
+    void deliver_or_keep(BufferId buffer);
+    void hand_to_host(BufferId buffer);
+    void release_credit(Buffer& buffer);
+    void maybe_free(BufferId buffer);
+    Status pump();
+
+    Rank rank_;
+    NicConfig config_;
+    Fabric& fabric_;
+    HostPort& host_;
+
+    std::vector<Buffer> buffers_;
+    std::vector<BufferId> free_;
+    int send_buffers_free_;
+    bool host_waits_for_space_ = false;
+    int host_buffers_ = 0;
+    std::deque<BufferId> to_host_;  // waiting for a host buffer, in arrival order
+    std::deque<Descriptor> transmit_;
+    std::unordered_map<Rank, Peer> peers_;
+    std::unordered_map<Rank, std::vector<Rank>> routes_;
+    std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
+    Status error_ = Status::ok;
+    NicStats stats_;
+};
+
+}  // namespace nicsim::nic

@@ -1,0 +1,136 @@
+#include "sim/bcast.h"
+
+#include <algorithm>
+
+#include "plan/kbinomial.h"
+#include "plan/ordering.h"
+#include "sim/cluster.h"
+#include "sim/simulator.h"
+
+namespace nicsim::sim {
+
+std::optional<Topology> make_topology(const Model& model, std::string* why) {
+    if (model.topology == "hypercube") return Topology::hypercube(model.nodes, model.switch_ports, why);
+    if (model.topology == "irregular") {
+        return Topology::irregular(model.nodes, model.switch_ports, model.hosts_per_switch,
+                                   model.seed, why);
+    }
+    return Topology::crossbar(model.nodes);
+}
+
+namespace {
+
+std::vector<Rank> tree_order(const Topology& topology, Rank root) {
+    plan::SwitchNetwork network;
+    for (int node = 0; node < topology.nodes(); ++node) {
+        network.switch_of_node.push_back(topology.switch_of(node));
+    }
+    network.neighbours = topology.switch_neighbours();
+    return plan::rotate_to(plan::switch_ordering(network), root);
+}
+
+}  // namespace
+
+std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::string* why) {
+    const Model& model = spec.model;
+    const Rank n = model.nodes;
+    if (spec.root < 0 || spec.root >= n) {
+        *why = "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
+        return std::nullopt;
+    }
+    if (spec.messages < 1) {
+        *why = "--messages " + std::to_string(spec.messages) + ": must be at least 1";
+        return std::nullopt;
+    }
+    nic::Forwarding forwarding = nic::Forwarding::fpfs;
+    if (spec.forwarding == "fcfs") {
+        forwarding = nic::Forwarding::fcfs;
+    } else if (spec.forwarding != "fpfs" && spec.forwarding != "host") {
+        *why = "--forwarding " + spec.forwarding + ": not one of fpfs|fcfs|host";
+        return std::nullopt;
+    }
+    const std::uint64_t mtu = static_cast<std::uint64_t>(model.mtu);
+    const std::uint64_t packets = spec.bytes == 0 ? 1 : (spec.bytes + mtu - 1) / mtu;
+    if (packets > 0xffffffffULL) {
+        *why = "--bytes " + std::to_string(spec.bytes) + ": more than 2^32 packets";
+        return std::nullopt;
+    }
+
+    BcastResult result;
+    result.packets = static_cast<std::uint32_t>(packets);
+    const plan::TreeShape* shape = plan::find_tree_shape(spec.tree == "optimal" ? "kbinomial" : spec.tree);
+    if (shape == nullptr) {
+        *why = "--tree " + spec.tree + ": not one of binomial|binary|chain|kbinomial[:K]|optimal";
+        return std::nullopt;
+    }
+    int k = 0;
+    if (shape->takes_k) {
+        const int k_max = std::max(1, plan::ceil_log2(n));
+        k = spec.k != 0 ? spec.k : plan::optimal_k(n, static_cast<std::int64_t>(packets));
+        if (k < 1 || k > k_max) {
+            *why = "--tree kbinomial:" + std::to_string(spec.k) + ": k out of range 1.." +
+                   std::to_string(k_max) + " for " + std::to_string(n) + " nodes";
+            return std::nullopt;
+        }
+        result.tree = "kbinomial:" + std::to_string(k);
+    } else {
+        result.tree = std::string(shape->name);
+    }
+
+    std::optional<Topology> topology = make_topology(model, why);
+    if (!topology) return std::nullopt;
+    const std::vector<Rank> order = tree_order(*topology, spec.root);
+    const plan::Tree tree = plan::relabel(shape->build(n, k), order);
+    result.depth = plan::depth(tree);
+
+    Simulator sim;
+    Cluster cluster(model, std::move(*topology), forwarding, sim, trace);
+    for (Rank node = 0; node < n; ++node) {
+        if (spec.forwarding == "host") {
+            cluster.set_host_route(node, spec.root, tree.children[node]);
+        } else {
+            cluster.set_route(node, spec.root, tree.children[node]);
+        }
+    }
+    for (int m = 0; m < spec.messages; ++m) {
+        const Seq seq = static_cast<Seq>(m);
+        if (spec.forwarding == "host") {
+            for (const Rank child : tree.children[spec.root]) cluster.send(spec.root, child, seq, spec.bytes, 0);
+        } else {
+            cluster.send(spec.root, nic::Nic::kMulticast, seq, spec.bytes, 0);
+        }
+    }
+    result.events = sim.run();
+
+    if (!cluster.error().empty()) {
+        *why = "simulation broke an invariant: " + cluster.error();
+        return std::nullopt;
+    }
+    if (!cluster.check_quiescent(why)) {
+        *why = "simulation broke an invariant: " + *why;
+        return std::nullopt;
+    }
+    result.done_us.assign(static_cast<std::size_t>(n), 0.0);
+    for (Rank node = 0; node < n; ++node) {
+        result.peak_buffers.push_back(cluster.nic(node).stats().peak_buffers);
+        if (node == spec.root) continue;
+        const auto& receipts = cluster.receipts(node);
+        if (receipts.size() != static_cast<std::size_t>(spec.messages)) {
+            *why = "simulation broke an invariant: node " + std::to_string(node) + " received " +
+                   std::to_string(receipts.size()) + " of " + std::to_string(spec.messages) +
+                   " messages";
+            return std::nullopt;
+        }
+        result.done_us[node] = to_us(receipts.front().done);
+        result.latency_us = std::max(result.latency_us, result.done_us[node]);
+    }
+    const double sender_s = to_us(cluster.last_post(spec.root)) * 1e-6;
+    if (sender_s > 0) {
+        result.throughput_mbs =
+            static_cast<double>(spec.bytes) * spec.messages / sender_s / 1e6;
+    }
+    result.totals = cluster.totals();
+    return result;
+}
+
+}  // namespace nicsim::sim

@@ -1,0 +1,52 @@
+// Simulator: broadcasts on a modeled cluster, the experiment behind `nicsim bcast`,
+// `nicsim throughput` and `nicsim bench`.
+//
+// The root's host sends `messages` messages of `bytes` bytes back to back along one multicast
+// tree; every other host receives each in full. The tree is built by the planner on the
+// network's minimal-contention ordering, rotated so the root comes first.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nic/nic.h"
+#include "plan/tree.h"
+#include "sim/model.h"
+#include "sim/topology.h"
+#include "sim/trace.h"
+
+namespace nicsim::sim {
+
+struct BcastSpec {
+    Model model;
+    std::uint64_t bytes = 0;
+    std::string tree = "binomial";  // a plan::tree_shapes() name, or "optimal"
+    int k = 0;                      // kbinomial: 0 picks the optimal k (Theorem 3)
+    std::string forwarding = "fpfs";  // fpfs, fcfs, or host (the host re-sends, not the NIC)
+    Rank root = 0;
+    int messages = 1;
+};
+
+struct BcastResult {
+    std::string tree;  // as built: "binomial", "kbinomial:3", ...
+    int depth = 0;
+    std::uint32_t packets = 0;     // per message
+    double latency_us = 0;         // the first message, as its last receiver sees it
+    std::vector<double> done_us;   // per node: when its host had the first message (root: 0)
+    double throughput_mbs = 0;     // bytes sent / when the root's host posted its last packet
+    nic::NicStats totals;          // over all NICs
+    std::vector<std::size_t> peak_buffers;  // per NIC
+    std::uint64_t events = 0;
+};
+
+// The topology the model describes; empty with one line in *why when it cannot be built.
+std::optional<Topology> make_topology(const Model& model, std::string* why);
+
+// Empty with one line in *why for a bad spec (unknown tree, k out of range, root outside the
+// cluster) or when the run breaks an invariant (a packet lost, duplicated or out of order,
+// credits not conserved, a queue left non-empty), which would be a bug in the engine.
+std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::string* why);
+
+}  // namespace nicsim::sim

@@ -1,0 +1,375 @@
+#include "sim/cluster.h"
+
+#include <algorithm>
+
+namespace nicsim::sim {
+
+namespace {
+
+enum EventKind : std::uint32_t {
+    kArrive,    // arg: flight; a packet reaches this node's NIC
+    kHostNext,  // the host may start its next piece of sending work
+    kNicPost,   // a packet the host moved across the I/O bus reaches the NIC's send queue
+    kWake,      // the host has posted receive buffers the NIC is waiting for
+};
+
+}  // namespace
+
+class Cluster::Node final : public EventHandler, public nic::Fabric, public nic::HostPort {
+public:
+    Node(Cluster& cluster, Rank rank, const nic::NicConfig& config)
+        : c_(cluster), rank_(rank), nic_(rank, config, *this, *this) {
+        nic_.post_host_buffers(c_.model_.host_buffers);
+    }
+
+    nic::Nic& nic() { return nic_; }
+    const std::vector<Receipt>& receipts() const { return receipts_; }
+    Time last_post() const { return last_post_; }
+    bool host_idle() const { return outgoing_.empty() && posting_.empty(); }
+
+    void set_host_route(Rank origin, std::span<const Rank> children) {
+        host_routes_[origin].assign(children.begin(), children.end());
+    }
+
+    void send(Rank dst, Rank origin, Seq seq, std::uint64_t bytes, Time at) {
+        const std::uint64_t mtu = static_cast<std::uint64_t>(c_.model_.mtu);
+        const auto packets = static_cast<std::uint32_t>(bytes == 0 ? 1 : (bytes + mtu - 1) / mtu);
+        outgoing_.push_back({dst, origin, seq, bytes, packets, 0, at, false});
+        if (!host_scheduled_) {
+            host_scheduled_ = true;
+            c_.sim_.schedule(std::max(at, c_.sim_.now()), *this, kHostNext);
+        }
+    }
+
+    void on_event(std::uint32_t kind, std::uint32_t arg) override {
+        const Time now = c_.sim_.now();
+        switch (kind) {
+        case kArrive: {
+            const Flight f = c_.flights_[arg];
+            c_.free_flights_.push_back(arg);
+            const Time start = std::max(now, nic_free_);
+            nic_free_ = start + tnr_;
+            busy(Trace::Track::nic, "receive", start, nic_free_);
+            nic_now_ = nic_free_;
+            repost_host_buffers();
+            check(nic_.on_packet(f.src, f.header, {}), "a packet from node", f.src);
+            break;
+        }
+        case kHostNext:
+            host_scheduled_ = false;
+            host_next(now);
+            break;
+        case kNicPost: {
+            const Posting p = posting_.front();
+            posting_.pop_front();
+            nic_now_ = std::max(now, nic_free_);
+            repost_host_buffers();
+            check(nic_.post_send(p.dst, p.header, {}), "its host's packet", rank_);
+            break;
+        }
+        case kWake:
+            wake_scheduled_ = false;
+            nic_now_ = std::max(now, nic_free_);
+            repost_host_buffers();
+            break;
+        }
+        if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
+            wake_scheduled_ = true;
+            c_.sim_.schedule(std::max(reposts_.front(), now), *this, kWake);
+        }
+    }
+
+    // nic::Fabric: the NIC spends tns on the packet, then it crosses the links.
+    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) override {
+        const Time start = std::max(nic_now_, nic_free_);
+        nic_free_ = start + tns_;
+        busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", start,
+             nic_free_);
+        nic_now_ = nic_free_;
+        c_.launch(rank_, dst, header, nic_free_);
+        return Status::ok;
+    }
+
+    // nic::HostPort: the NIC DMAs the packet into a host buffer; the host has the message tr
+    // after its last packet is in.
+    void deliver(const PacketHeader& header, std::span<const std::byte>) override {
+        const Time start = std::max(nic_now_, bus_free_);
+        bus_free_ = start + transfer_time(header.payload_bytes, c_.model_.dma_bw);
+        if (bus_free_ > start) busy(Trace::Track::host, "dma in", start, bus_free_);
+        reposts_.push_back(bus_free_);  // the host copies the packet out and posts the buffer again
+        check_order(header);
+        if ((header.flags & kLastPacket) == 0) return;
+        const Time begin = std::max(bus_free_, host_free_);
+        host_free_ = begin + tr_;
+        busy(Trace::Track::host, "receive", begin, host_free_);
+        receipts_.push_back({header.origin, header.seq, host_free_});
+        const auto route = host_routes_.find(header.origin);
+        if (route == host_routes_.end()) return;
+        const std::uint64_t bytes = message_bytes(header);
+        for (const Rank child : route->second) {
+            send(child, header.origin, header.seq, bytes, host_free_);
+        }
+    }
+
+    void send_space() override {
+        if (waiting_for_space_ && !host_scheduled_) {
+            host_scheduled_ = true;
+            c_.sim_.schedule(std::max(nic_now_, c_.sim_.now()), *this, kHostNext);
+        }
+        waiting_for_space_ = false;
+    }
+
+private:
+    struct Outgoing {
+        Rank dst;
+        Rank origin;
+        Seq seq;
+        std::uint64_t bytes;
+        std::uint32_t packets;
+        std::uint32_t next;  // the next packet to move to the NIC
+        Time ready;
+        bool started;        // ts paid
+    };
+    struct Posting {
+        Rank dst;
+        PacketHeader header;
+    };
+
+    // The host sends: ts once per message, then each packet across the I/O bus into a free send
+    // buffer of the NIC.
+    void host_next(Time now) {
+        if (outgoing_.empty()) return;
+        Outgoing& m = outgoing_.front();
+        if (now < m.ready) return later(m.ready);
+        if (!m.started) {
+            m.started = true;
+            const Time begin = std::max(now, host_free_);
+            host_free_ = begin + ts_;
+            busy(Trace::Track::host, "send", begin, host_free_);
+            return later(host_free_);
+        }
+        if (nic_.free_send_buffers() - static_cast<int>(posting_.size()) <= 0) {
+            waiting_for_space_ = true;
+            nic_.wait_for_send_space();
+            return;
+        }
+        const std::uint64_t mtu = static_cast<std::uint64_t>(c_.model_.mtu);
+        PacketHeader h;
+        h.seq = m.seq;
+        h.step = m.next;
+        h.origin = m.origin;
+        h.payload_bytes = static_cast<std::uint32_t>(
+            m.next + 1 < m.packets ? mtu : m.bytes - std::uint64_t{m.next} * mtu);
+        if (m.next + 1 == m.packets) h.flags = kLastPacket;
+        Time at;
+        if (pio_) {
+            const Time begin = std::max({now, host_free_, bus_free_});
+            host_free_ = bus_free_ = begin + transfer_time(h.payload_bytes, c_.model_.pio_bw);
+            if (host_free_ > begin) busy(Trace::Track::host, "pio", begin, host_free_);
+            at = host_free_;
+        } else {
+            const Time begin = std::max(now, bus_free_);
+            bus_free_ = begin + transfer_time(h.payload_bytes, c_.model_.dma_bw);
+            if (bus_free_ > begin) busy(Trace::Track::host, "dma out", begin, bus_free_);
+            at = bus_free_;
+        }
+        posting_.push_back({m.dst, h});
+        c_.sim_.schedule(at, *this, kNicPost);
+        last_post_ = at;
+        if (++m.next == m.packets) outgoing_.pop_front();
+        later(pio_ ? at : now);
+    }
+
+    void later(Time at) {
+        if (host_scheduled_ || outgoing_.empty()) return;
+        host_scheduled_ = true;
+        c_.sim_.schedule(at, *this, kHostNext);
+    }
+
+    void repost_host_buffers() {
+        int n = 0;
+        while (!reposts_.empty() && reposts_.front() <= nic_now_) {
+            reposts_.pop_front();
+            ++n;
+        }
+        if (n != 0) nic_.post_host_buffers(n);
+    }
+
+    std::uint64_t message_bytes(const PacketHeader& last) const {
+        return std::uint64_t{last.step} * static_cast<std::uint64_t>(c_.model_.mtu) +
+               last.payload_bytes;
+    }
+
+    // Packets of one origin must reach the host in order, each exactly once.
+    void check_order(const PacketHeader& h) {
+        auto [it, fresh] = next_.try_emplace(h.origin, Expect{h.seq, 0});
+        Expect& e = it->second;
+        const bool in_order = fresh ? h.step == 0 : (h.seq == e.seq && h.step == e.step);
+        if (!in_order) {
+            c_.fail("node " + std::to_string(rank_) + " got packet " + std::to_string(h.step) +
+                    " of message " + std::to_string(h.seq) + " from origin " +
+                    std::to_string(h.origin) + " out of order");
+        }
+        if (h.flags & kLastPacket) {
+            e = {h.seq + 1, 0};
+        } else {
+            e = {h.seq, h.step + 1};
+        }
+    }
+
+    void check(Status s, const char* what, Rank who) {
+        if (failed(s)) {
+            c_.fail("node " + std::to_string(rank_) + "'s NIC refused " + what + " " +
+                    std::to_string(who) + ": " + to_string(s));
+        }
+    }
+
+    void busy(Trace::Track track, const char* what, Time start, Time end) {
+        if (c_.trace_ == nullptr) return;
+        if (!c_.trace_->named(track, static_cast<std::uint32_t>(rank_))) {
+            c_.trace_->name(track, static_cast<std::uint32_t>(rank_),
+                            (track == Trace::Track::nic ? "nic " : "host ") + std::to_string(rank_));
+        }
+        c_.trace_->slice(track, static_cast<std::uint32_t>(rank_), what, start, end);
+    }
+
+    struct Expect {
+        Seq seq;
+        std::uint32_t step;
+    };
+
+    Cluster& c_;
+    Rank rank_;
+    nic::Nic nic_;
+    const Time ts_ = from_us(c_.model_.ts);
+    const Time tr_ = from_us(c_.model_.tr);
+    const Time tns_ = from_us(c_.model_.tns);
+    const Time tnr_ = from_us(c_.model_.tnr);
+    const bool pio_ = c_.model_.host_send == "pio";
+
+    Time nic_free_ = 0;   // the NIC processor is busy until then
+    Time nic_now_ = 0;    // the NIC's own clock while it handles one event
+    Time host_free_ = 0;  // the host CPU
+    Time bus_free_ = 0;   // the I/O bus between them
+    Time last_post_ = 0;
+    std::deque<Outgoing> outgoing_;
+    std::deque<Posting> posting_;  // on the I/O bus towards the send queue
+    std::deque<Time> reposts_;     // when host buffers become free again
+    bool host_scheduled_ = false;
+    bool waiting_for_space_ = false;
+    bool wake_scheduled_ = false;
+    std::vector<Receipt> receipts_;
+    std::unordered_map<Rank, std::vector<Rank>> host_routes_;
+    std::unordered_map<Rank, Expect> next_;
+};
+
+Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwarding,
+                 Simulator& sim, Trace* trace)
+    : model_(model),
+      topology_(std::move(topology)),
+      sim_(sim),
+      trace_(trace),
+      link_free_(topology_.links(), 0) {
+    const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding};
+    nodes_.reserve(static_cast<std::size_t>(topology_.nodes()));
+    for (Rank r = 0; r < topology_.nodes(); ++r) {
+        nodes_.push_back(std::make_unique<Node>(*this, r, config));
+    }
+}
+
+Cluster::~Cluster() = default;
+
+const nic::Nic& Cluster::nic(Rank node) const { return nodes_[node]->nic(); }
+
+void Cluster::set_route(Rank node, Rank origin, std::span<const Rank> children) {
+    nodes_[node]->nic().set_route(origin, children);
+}
+
+void Cluster::set_host_route(Rank node, Rank origin, std::span<const Rank> children) {
+    nodes_[node]->set_host_route(origin, children);
+}
+
+void Cluster::send(Rank node, Rank dst, Seq seq, std::uint64_t bytes, Time at) {
+    nodes_[node]->send(dst, node, seq, bytes, at);
+}
+
+const std::vector<Cluster::Receipt>& Cluster::receipts(Rank node) const {
+    return nodes_[node]->receipts();
+}
+
+Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
+
+void Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave) {
+    const Time ser = transfer_time(
+        std::uint64_t{header.payload_bytes} + static_cast<std::uint64_t>(model_.header_bytes),
+        model_.link_bw);
+    const Time hop = from_us(model_.switch_latency);
+    path_.clear();
+    topology_.route(src, dst, path_);
+    Time head = leave;
+    Time start = leave;
+    for (const LinkId link : path_) {
+        start = std::max(head, link_free_[link]);
+        link_free_[link] = start + ser;
+        if (trace_ != nullptr) {
+            if (!trace_->named(Trace::Track::link, link)) {
+                trace_->name(Trace::Track::link, link, topology_.link_name(link));
+            }
+            trace_->slice(Trace::Track::link, link,
+                          header.kind == PacketKind::credit ? "credit" : "packet", start,
+                          start + ser);
+        }
+        head = start + hop;
+    }
+    std::uint32_t id;
+    if (free_flights_.empty()) {
+        id = static_cast<std::uint32_t>(flights_.size());
+        flights_.push_back({src, dst, header});
+    } else {
+        id = free_flights_.back();
+        free_flights_.pop_back();
+        flights_[id] = {src, dst, header};
+    }
+    sim_.schedule(start + ser, *nodes_[dst], kArrive, id);
+}
+
+void Cluster::fail(std::string what) {
+    if (error_.empty()) error_ = std::move(what);
+}
+
+bool Cluster::check_quiescent(std::string* why) const {
+    for (Rank r = 0; r < size(); ++r) {
+        const nic::Nic& n = nodes_[r]->nic();
+        if (!n.idle() || !nodes_[r]->host_idle()) {
+            *why = "node " + std::to_string(r) + " still holds or queues packets";
+            return false;
+        }
+        for (const Rank p : n.peers()) {
+            const int sum = n.send_credits(p) + nodes_[p]->nic().unreturned_credits(r);
+            if (sum != model_.credits) {
+                *why = "credits from node " + std::to_string(r) + " to node " +
+                       std::to_string(p) + " add up to " + std::to_string(sum) + ", not " +
+                       std::to_string(model_.credits);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+nic::NicStats Cluster::totals() const {
+    nic::NicStats t;
+    for (const auto& node : nodes_) {
+        const nic::NicStats& s = node->nic().stats();
+        t.data_sent += s.data_sent;
+        t.data_received += s.data_received;
+        t.credit_packets += s.credit_packets;
+        t.piggybacked += s.piggybacked;
+        t.blocked += s.blocked;
+        t.delivered += s.delivered;
+        t.peak_buffers = std::max(t.peak_buffers, s.peak_buffers);
+    }
+    return t;
+}
+
+}  // namespace nicsim::sim

@@ -1,0 +1,188 @@
+#include "sim/model.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace nicsim::sim {
+
+namespace {
+
+// clang-format off
+const std::array kParams = {
+    ModelParam{"topology", "", "crossbar", "network shape: crossbar (one switch), hypercube (seed 000: 8-port switches in a d-cube, e-cube routing) or irregular (seed 002: random switch graph, up*/down* routing)", &Model::topology, 0, 0, "crossbar|hypercube|irregular"},
+    ModelParam{"nodes", "", "64", "nodes in the cluster (the --nodes option sets it too)", &Model::nodes, 1, 1 << 20, ""},
+    ModelParam{"switch_ports", "", "8", "ports per switch (hypercube and irregular)", &Model::switch_ports, 2, 256, ""},
+    ModelParam{"hosts_per_switch", "", "4", "nodes on each switch of an irregular network", &Model::hosts_per_switch, 1, 255, ""},
+    ModelParam{"link_bw", "MB/s", "160", "link bandwidth, each direction", &Model::link_bw, 1e-3, 1e9, ""},
+    ModelParam{"switch_latency", "us", "0.55", "time for a packet's head to cross a switch", &Model::switch_latency, 0, 1e6, ""},
+    ModelParam{"mtu", "bytes", "1024", "largest payload of one packet; messages are cut into packets of this size", &Model::mtu, 1, 1 << 24, ""},
+    ModelParam{"header_bytes", "bytes", "16", "bytes a packet carries on the wire besides its payload", &Model::header_bytes, 0, 1 << 16, ""},
+    ModelParam{"ts", "us", "5", "host send overhead per message", &Model::ts, 0, 1e9, ""},
+    ModelParam{"tr", "us", "5", "host receive overhead per message", &Model::tr, 0, 1e9, ""},
+    ModelParam{"host_send", "", "pio", "how the host moves a packet to the NIC: pio (the host CPU writes it, busy for its length) or dma (the NIC fetches it)", &Model::host_send, 0, 0, "pio|dma"},
+    ModelParam{"pio_bw", "MB/s", "0", "programmed-I/O bandwidth from host to NIC (0: not modeled)", &Model::pio_bw, 0, 1e9, ""},
+    ModelParam{"dma_bw", "MB/s", "0", "DMA bandwidth across the I/O bus, either way (0: not modeled)", &Model::dma_bw, 0, 1e9, ""},
+    ModelParam{"tns", "us", "3", "NIC processor time to send one packet", &Model::tns, 0, 1e9, ""},
+    ModelParam{"tnr", "us", "2", "NIC processor time to receive one packet", &Model::tnr, 0, 1e9, ""},
+    ModelParam{"credits", "packets", "8", "receive buffers a NIC keeps for each sender: each sender's window", &Model::credits, 1, 65535, ""},
+    ModelParam{"low_water", "packets", "4", "a sender down to this many credits is sent an explicit credit update", &Model::low_water, 0, 65534, ""},
+    ModelParam{"send_buffers", "packets", "16", "NIC buffers the host fills with packets to send", &Model::send_buffers, 1, 1 << 20, ""},
+    ModelParam{"host_buffers", "packets", "1024", "receive buffers each host keeps posted to its NIC", &Model::host_buffers, 1, 1 << 24, ""},
+    ModelParam{"seed", "", "1", "seed of every random choice (irregular topology, random trees)", &Model::seed, 0, 1.8e19, ""},
+};
+
+const std::array kLfcMyrinet = {
+    PresetValue{"topology", "hypercube", "seed 000 §5: NIs in a hypercube of sixteen 8-port switches"},
+    PresetValue{"nodes", "64", "seed 000 §5: 64-node cluster"},
+    PresetValue{"switch_ports", "8", "seed 000 §5: 8-port switches"},
+    PresetValue{"link_bw", "160", "seed 000 §5: 1.28 Gbit/s links"},
+    PresetValue{"switch_latency", "0.55", "seed 004 App. A: 550 ns per Myrinet switch"},
+    PresetValue{"mtu", "1024", "seed 000 §5.1: 1 KB packets"},
+    PresetValue{"header_bytes", "16", "assumed: route, type and CRC bytes of a Myrinet packet"},
+    PresetValue{"host_send", "pio", "seed 000 §5: the host moves data to the NI with programmed I/O"},
+    PresetValue{"pio_bw", "60", "assumed: programmed-I/O writes over 33 MHz/32-bit PCI (133 MB/s peak)"},
+    PresetValue{"dma_bw", "110", "assumed: NI DMA into host memory over 33 MHz/32-bit PCI"},
+    PresetValue{"ts", "1.5", "calibrated: host send path so that one hop costs about 10 us (seed 000 §3.1)"},
+    PresetValue{"tr", "1.5", "calibrated: polling and one copy per packet (seed 000 §5)"},
+    PresetValue{"tns", "5.5", "calibrated: LANai 4.1 send per packet; with link time it gives the 42.9 MB/s of Fig. 4 on 4 nodes"},
+    PresetValue{"tnr", "3.0", "calibrated: LANai 4.1 receive per packet; gives the 22 us of Fig. 4 on 4 nodes"},
+    PresetValue{"credits", "8", "seed 000 §3.3, §5.1: 8 receive buffers (credits) per sender"},
+    PresetValue{"low_water", "4", "assumed: half the window (seed 000 gives no value)"},
+    PresetValue{"send_buffers", "16", "assumed (seed 000 gives no value)"},
+};
+
+const std::array kKesavan97 = {
+    PresetValue{"topology", "irregular", "seed 002 §5.2: irregular switch-based network, up*/down* routing"},
+    PresetValue{"nodes", "64", "seed 002 §5.2: 64 processors"},
+    PresetValue{"switch_ports", "8", "seed 002 §5.2: eight-port switches"},
+    PresetValue{"hosts_per_switch", "4", "seed 002 §5.2: 64 nodes on 16 switches"},
+    PresetValue{"link_bw", "160", "assumed: Myrinet links of 1997 (seed 002 gives no value)"},
+    PresetValue{"switch_latency", "0.55", "seed 004 App. A: 550 ns per Myrinet switch"},
+    PresetValue{"mtu", "64", "seed 002 §5.2: 64-byte packets"},
+    PresetValue{"header_bytes", "0", "seed 002 §5.2: the 64 bytes are the whole packet"},
+    PresetValue{"ts", "12.5", "seed 002 §5.2: t_s = 12.5 us"},
+    PresetValue{"tr", "12.5", "seed 002 §5.2: t_r = 12.5 us"},
+    PresetValue{"host_send", "dma", "seed 002 §2.2: the coprocessor DMAs packets from host memory"},
+    PresetValue{"pio_bw", "0", "seed 002 §2.5: t_s covers moving the message to the NIC"},
+    PresetValue{"dma_bw", "0", "seed 002 §2.5: t_s and t_r cover the host-NIC transfers"},
+    PresetValue{"tns", "3.0", "seed 002 §5.2: t_ns = 3.0 us"},
+    PresetValue{"tnr", "2.0", "seed 002 §5.2: t_nr = 2.0 us"},
+    PresetValue{"credits", "64", "seed 002 has no flow control: a window that never stalls a sender"},
+    PresetValue{"low_water", "32", "half the window"},
+    PresetValue{"send_buffers", "64", "assumed: as many as the window"},
+};
+
+const std::array kPresets = {
+    Preset{"lfc-myrinet", "seed 000: LFC on 64 Pentium Pros, LANai 4.1 NIs, 33 MHz/32-bit PCI, Myrinet hypercube", kLfcMyrinet},
+    Preset{"kesavan97", "seed 002 §5.2: 64 nodes on 16 eight-port switches, irregular, 64-byte packets", kKesavan97},
+};
+// clang-format on
+
+template <typename T>
+bool parse_number(std::string_view text, T* out) {
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+    return ec == std::errc{} && ptr == end;
+}
+
+std::string format(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+}  // namespace
+
+std::span<const ModelParam> model_params() { return kParams; }
+
+const ModelParam* find_model_param(std::string_view name) {
+    for (const ModelParam& p : kParams) {
+        if (p.name == name) return &p;
+    }
+    return nullptr;
+}
+
+bool set_model_param(Model& model, std::string_view name, std::string_view value, std::string* why) {
+    const ModelParam* param = find_model_param(name);
+    if (param == nullptr) {
+        *why = "unknown model parameter '" + std::string(name) + "' (see nicsim params)";
+        return false;
+    }
+    const std::string quoted = std::string(name) + "=" + std::string(value);
+    const auto range_error = [&] {
+        *why = quoted + ": out of range " + format(param->min) + ".." + format(param->max);
+        return false;
+    };
+    return std::visit(
+        [&](auto field) {
+            using T = std::remove_cvref_t<decltype(model.*field)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                std::string_view rest = param->choices;
+                for (;;) {
+                    const auto bar = rest.find('|');
+                    if (rest.substr(0, bar) == value) {
+                        model.*field = std::string(value);
+                        return true;
+                    }
+                    if (bar == std::string_view::npos) break;
+                    rest.remove_prefix(bar + 1);
+                }
+                *why = quoted + ": not one of " + std::string(param->choices);
+                return false;
+            } else {
+                T v{};
+                if (!parse_number(value, &v) || (std::is_floating_point_v<T> && !std::isfinite(v))) {
+                    *why = quoted + ": not a number";
+                    return false;
+                }
+                if (static_cast<double>(v) < param->min || static_cast<double>(v) > param->max) {
+                    return range_error();
+                }
+                model.*field = v;
+                return true;
+            }
+        },
+        param->field);
+}
+
+std::string model_param_value(const Model& model, const ModelParam& param) {
+    return std::visit(
+        [&](auto field) -> std::string {
+            using T = std::remove_cvref_t<decltype(model.*field)>;
+            if constexpr (std::is_same_v<T, std::string>) {
+                return model.*field;
+            } else if constexpr (std::is_same_v<T, double>) {
+                return format(model.*field);
+            } else {
+                return std::to_string(model.*field);
+            }
+        },
+        param.field);
+}
+
+std::span<const Preset> presets() { return kPresets; }
+
+const Preset* find_preset(std::string_view name) {
+    for (const Preset& p : kPresets) {
+        if (p.name == name) return &p;
+    }
+    return nullptr;
+}
+
+Model default_model() {
+    Model model{};
+    std::string why;
+    for (const ModelParam& p : kParams) set_model_param(model, p.name, p.default_value, &why);
+    return model;
+}
+
+Model preset_model(const Preset& preset) {
+    Model model = default_model();
+    std::string why;
+    for (const PresetValue& v : preset.values) set_model_param(model, v.param, v.value, &why);
+    return model;
+}
+
+}  // namespace nicsim::sim

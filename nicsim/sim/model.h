@@ -1,0 +1,80 @@
+// Simulator: the model of a cluster, every parameter declared once.
+//
+// A parameter's declaration (name, unit, default, help, range) feeds `--set`, `--help`, the man
+// page and the preset listing, so they cannot drift apart. A preset is a named set of values,
+// each with the source it was taken from, applied over the defaults.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace nicsim::sim {
+
+struct Model {
+    // network
+    std::string topology;
+    int nodes;
+    int switch_ports;
+    int hosts_per_switch;
+    double link_bw;         // MB/s
+    double switch_latency;  // us
+    int mtu;                // payload bytes per packet
+    int header_bytes;       // wire bytes per packet besides the payload
+    // host
+    double ts;  // us per message sent
+    double tr;  // us per message received
+    std::string host_send;
+    double pio_bw;  // MB/s, 0: not modeled
+    double dma_bw;  // MB/s, 0: not modeled
+    // NIC
+    double tns;  // us per packet sent
+    double tnr;  // us per packet received
+    int credits;
+    int low_water;
+    int send_buffers;
+    int host_buffers;
+    // run
+    std::uint64_t seed;
+};
+
+struct ModelParam {
+    std::string_view name;
+    std::string_view unit;  // "us", "MB/s", "bytes", "packets", or empty
+    std::string_view default_value;
+    std::string_view help;
+    std::variant<double Model::*, int Model::*, std::uint64_t Model::*, std::string Model::*> field;
+    double min = 0;          // numbers: the accepted range
+    double max = 1e18;
+    std::string_view choices;  // strings: the accepted values, '|'-separated
+};
+
+std::span<const ModelParam> model_params();
+const ModelParam* find_model_param(std::string_view name);
+
+// Sets `name` from text. False, with one line in *why naming the value and the reason, when the
+// parameter is unknown or the value does not parse or is out of range.
+bool set_model_param(Model& model, std::string_view name, std::string_view value, std::string* why);
+// The value of a parameter as text, as --set would take it.
+std::string model_param_value(const Model& model, const ModelParam& param);
+
+struct PresetValue {
+    std::string_view param;
+    std::string_view value;
+    std::string_view source;
+};
+struct Preset {
+    std::string_view name;
+    std::string_view description;
+    std::span<const PresetValue> values;
+};
+
+std::span<const Preset> presets();
+const Preset* find_preset(std::string_view name);
+
+Model default_model();
+Model preset_model(const Preset& preset);
+
+}  // namespace nicsim::sim

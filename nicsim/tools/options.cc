@@ -1,0 +1,86 @@
+#include "tools/options.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace nicsim::tools {
+
+std::optional<Options> Options::parse(std::span<const OptionSpec> specs,
+                                      std::span<char* const> args, std::string* why) {
+    Options out;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view arg = args[i];
+        const auto spec = std::find_if(specs.begin(), specs.end(),
+                                       [&](const OptionSpec& s) { return s.name == arg; });
+        if (spec == specs.end()) {
+            *why = std::string(arg) + ": unknown option";
+            return std::nullopt;
+        }
+        if (!spec->repeats && out.has(arg)) {
+            *why = std::string(arg) + ": given twice";
+            return std::nullopt;
+        }
+        std::string value;
+        if (!spec->value.empty()) {
+            if (i + 1 == args.size()) {
+                *why = std::string(arg) + ": needs a value (" + std::string(spec->value) + ")";
+                return std::nullopt;
+            }
+            value = args[++i];
+        }
+        out.given_.emplace_back(std::string(arg), std::move(value));
+    }
+    return out;
+}
+
+bool Options::has(std::string_view name) const {
+    return std::any_of(given_.begin(), given_.end(), [&](const auto& g) { return g.first == name; });
+}
+
+std::string Options::text(std::string_view name, std::string_view fallback) const {
+    for (auto it = given_.rbegin(); it != given_.rend(); ++it) {
+        if (it->first == name) return it->second;
+    }
+    return std::string(fallback);
+}
+
+std::vector<std::string> Options::all(std::string_view name) const {
+    std::vector<std::string> values;
+    for (const auto& [n, v] : given_) {
+        if (n == name) values.push_back(v);
+    }
+    return values;
+}
+
+std::optional<std::int64_t> Options::integer(std::string_view name, std::int64_t fallback,
+                                             std::int64_t min, std::int64_t max,
+                                             std::string* why) const {
+    if (!has(name)) return fallback;
+    const std::string value = text(name);
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc{} || ptr != value.data() + value.size()) {
+        *why = std::string(name) + " " + value + ": not an integer";
+        return std::nullopt;
+    }
+    if (v < min || v > max) {
+        *why = std::string(name) + " " + value + ": out of range " + std::to_string(min) + ".." +
+               std::to_string(max);
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::string describe(std::span<const OptionSpec> specs) {
+    std::string out;
+    for (const OptionSpec& s : specs) {
+        std::string head = "  " + std::string(s.name);
+        if (!s.value.empty()) head += " " + std::string(s.value);
+        if (head.size() < 24) head.resize(24, ' ');
+        else head += "\n" + std::string(24, ' ');
+        out += head + std::string(s.help) + "\n";
+    }
+    return out;
+}
+
+}  // namespace nicsim::tools

@@ -1,0 +1,291 @@
+// The NIC agent without time: NICs wired by FIFO channels (one per ordered pair, as links keep
+// order), with packets delivered from a random channel at each step. Checks LFC's flow control
+// and forwarding: windows are respected, credits are conserved, every packet reaches every host
+// once and in order, FPFS and FCFS send in their orders, and a host without buffers stalls its
+// senders.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "nic/nic.h"
+#include "plan/tree.h"
+#include "sim/rng.h"
+
+namespace nicsim::nic {
+namespace {
+
+struct Packet {
+    PacketHeader header;
+    std::vector<std::byte> payload;
+};
+
+class Net;
+
+class Port final : public Fabric, public HostPort {
+public:
+    Port(Net& net, Rank self) : net_(net), self_(self) {}
+    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) override;
+    void deliver(const PacketHeader& header, std::span<const std::byte> payload) override {
+        got.push_back({header, {payload.begin(), payload.end()}});
+        ++consumed;
+    }
+    void send_space() override { ++space_calls; }
+
+    std::vector<Packet> got;
+    std::vector<Rank> sent_to;  // destinations of data packets, in transmit order
+    int space_calls = 0;
+    int consumed = 0;     // delivered packets whose buffer the host has not posted again
+    bool repost = true;   // the host posts a buffer again once it has a packet out of it
+
+private:
+    Net& net_;
+    Rank self_;
+};
+
+class Net {
+public:
+    Net(Rank size, const NicConfig& config, int host_buffers, std::uint64_t seed) : rng_(seed) {
+        for (Rank r = 0; r < size; ++r) {
+            ports.push_back(std::make_unique<Port>(*this, r));
+            nics.push_back(std::make_unique<Nic>(r, config, *ports.back(), *ports.back()));
+            nics.back()->post_host_buffers(host_buffers);
+        }
+    }
+    void carry(Rank src, Rank dst, Packet p) { channels_[{src, dst}].push_back(std::move(p)); }
+    // Lets hosts post their buffers again, then delivers the head of a random non-empty channel;
+    // false when there was nothing to do.
+    bool step() {
+        bool reposted = false;
+        for (Rank r = 0; r < static_cast<Rank>(ports.size()); ++r) {
+            if (ports[r]->repost && ports[r]->consumed != 0) {
+                const int n = ports[r]->consumed;
+                ports[r]->consumed = 0;
+                nics[r]->post_host_buffers(n);
+                reposted = true;
+            }
+        }
+        std::vector<std::pair<Rank, Rank>> busy;
+        for (const auto& [key, q] : channels_) {
+            if (!q.empty()) busy.push_back(key);
+        }
+        if (busy.empty()) return reposted;
+        const auto [src, dst] = busy[rng_.below(busy.size())];
+        auto& q = channels_[{src, dst}];
+        const Packet p = std::move(q.front());
+        q.pop_front();
+        EXPECT_EQ(nics[dst]->on_packet(src, p.header, p.payload), Status::ok);
+        return true;
+    }
+    void run() {
+        while (step()) {
+        }
+    }
+    std::size_t in_flight() const {
+        std::size_t n = 0;
+        for (const auto& [key, q] : channels_) n += q.size();
+        return n;
+    }
+
+    std::vector<std::unique_ptr<Port>> ports;
+    std::vector<std::unique_ptr<Nic>> nics;
+
+private:
+    sim::Rng rng_;
+    std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
+};
+
+Status Port::transmit(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (header.kind != PacketKind::credit) sent_to.push_back(dst);
+    net_.carry(self_, dst, {header, {payload.begin(), payload.end()}});
+    return Status::ok;
+}
+
+std::vector<std::byte> payload_of(Rank origin, Seq seq, std::uint32_t step, std::size_t bytes) {
+    std::vector<std::byte> p(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) {
+        p[i] = static_cast<std::byte>((origin * 131 + seq * 31 + step * 7 + i) & 0xff);
+    }
+    return p;
+}
+
+// Posts `messages` messages of `packets` packets, retrying while send buffers are full.
+void post_all(Net& net, Rank origin, Rank dst, int messages, std::uint32_t packets, std::size_t bytes) {
+    for (int m = 0; m < messages; ++m) {
+        for (std::uint32_t s = 0; s < packets; ++s) {
+            PacketHeader h;
+            h.seq = static_cast<Seq>(m);
+            h.step = s;
+            h.origin = origin;
+            h.payload_bytes = static_cast<std::uint32_t>(bytes);
+            if (s + 1 == packets) h.flags = kLastPacket;
+            const auto payload = payload_of(origin, h.seq, s, bytes);
+            while (net.nics[origin]->post_send(dst, h, payload) == Status::again) {
+                ASSERT_TRUE(net.step()) << "no send buffer frees up";
+            }
+        }
+    }
+}
+
+void expect_all_delivered(const Net& net, Rank origin, const std::vector<Rank>& receivers,
+                          int messages, std::uint32_t packets, std::size_t bytes) {
+    for (const Rank r : receivers) {
+        const auto& got = net.ports[r]->got;
+        ASSERT_EQ(got.size(), static_cast<std::size_t>(messages) * packets) << "node " << r;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            const Seq seq = static_cast<Seq>(i / packets);
+            const auto step = static_cast<std::uint32_t>(i % packets);
+            EXPECT_EQ(got[i].header.origin, origin);
+            EXPECT_EQ(got[i].header.seq, seq) << "node " << r << " packet " << i;
+            EXPECT_EQ(got[i].header.step, step) << "node " << r << " packet " << i;
+            EXPECT_EQ(got[i].payload, payload_of(origin, seq, step, bytes));
+        }
+    }
+}
+
+void expect_quiescent(const Net& net, int credits) {
+    for (Rank r = 0; r < static_cast<Rank>(net.nics.size()); ++r) {
+        EXPECT_TRUE(net.nics[r]->idle()) << "node " << r;
+        for (const Rank p : net.nics[r]->peers()) {
+            EXPECT_GE(net.nics[r]->send_credits(p), 0);
+            EXPECT_EQ(net.nics[r]->send_credits(p) + net.nics[p]->unreturned_credits(r), credits)
+                << r << " -> " << p;
+        }
+    }
+}
+
+TEST(Nic, UnicastStaysWithinTheWindowAndCreditsComeBack) {
+    const NicConfig config{4, 1, 64, Forwarding::fpfs};
+    Net net(2, config, 1000, 1);
+    post_all(net, 0, 1, 1, 20, 8);
+    // Without any delivery the sender stops at its window; the rest wait for credits.
+    EXPECT_EQ(net.in_flight(), 4u);
+    EXPECT_EQ(net.nics[0]->send_credits(1), 0);
+    EXPECT_EQ(net.nics[0]->stats().blocked, 16u);
+    net.run();
+    expect_all_delivered(net, 0, {1}, 1, 20, 8);
+    expect_quiescent(net, 4);
+    EXPECT_GT(net.nics[1]->stats().credit_packets, 0u);
+}
+
+TEST(Nic, AHostWithoutBuffersStallsItsSender) {
+    const NicConfig config{4, 1, 64, Forwarding::fpfs};
+    Net net(2, config, 0, 2);
+    net.ports[1]->repost = false;
+    post_all(net, 0, 1, 1, 10, 8);
+    net.run();
+    // The receiver keeps 4 packets it cannot hand over; their credits never go back.
+    EXPECT_TRUE(net.ports[1]->got.empty());
+    EXPECT_TRUE(net.nics[1]->waiting_for_host_buffers());
+    EXPECT_EQ(net.nics[0]->send_credits(1), 0);
+    EXPECT_EQ(net.nics[0]->stats().data_sent, 4u);
+    net.ports[1]->repost = true;
+    net.nics[1]->post_host_buffers(1);
+    net.run();
+    expect_all_delivered(net, 0, {1}, 1, 10, 8);
+    expect_quiescent(net, 4);
+}
+
+TEST(Nic, ReverseTrafficCarriesCreditsBack) {
+    const NicConfig config{4, 1, 64, Forwarding::fpfs};
+    Net net(2, config, 1000, 3);
+    for (int i = 0; i < 40; ++i) {
+        post_all(net, 0, 1, 1, 1, 4);
+        post_all(net, 1, 0, 1, 1, 4);
+        net.step();
+    }
+    net.run();
+    EXPECT_GT(net.nics[0]->stats().piggybacked + net.nics[1]->stats().piggybacked, 0u);
+    expect_quiescent(net, 4);
+}
+
+TEST(Nic, RejectsASenderBeyondItsWindow) {
+    const NicConfig config{2, 0, 8, Forwarding::fpfs};
+    Net net(2, config, 0, 4);
+    PacketHeader h;
+    h.kind = PacketKind::unicast;
+    EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::ok);
+    EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::ok);
+    EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::protocol);
+    h.kind = PacketKind::barrier;
+    EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::protocol);
+}
+
+TEST(Nic, SendBuffersRunOutAndTheHostIsToldWhenOneFrees) {
+    const NicConfig config{1, 0, 2, Forwarding::fpfs};
+    Net net(2, config, 1000, 5);
+    PacketHeader h;
+    h.flags = kLastPacket;
+    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);
+    h.seq = 1;
+    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);  // blocked: one credit only
+    h.seq = 2;
+    EXPECT_EQ(net.nics[0]->post_send(1, h, {}), Status::again);
+    net.run();
+    EXPECT_EQ(net.ports[0]->space_calls, 1);
+    EXPECT_EQ(net.nics[0]->free_send_buffers(), 2);
+}
+
+// A random tree over `n` nodes rooted at 0: each node's parent is a random earlier node.
+plan::Tree random_tree(Rank n, sim::Rng& rng) {
+    plan::Tree t;
+    t.root = 0;
+    t.parent.assign(static_cast<std::size_t>(n), -1);
+    t.children.resize(static_cast<std::size_t>(n));
+    for (Rank v = 1; v < n; ++v) {
+        t.parent[v] = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(v)));
+        t.children[t.parent[v]].push_back(v);
+    }
+    return t;
+}
+
+class RandomMulticast : public testing::TestWithParam<std::tuple<Forwarding, std::uint64_t>> {};
+
+TEST_P(RandomMulticast, EveryHostGetsEveryPacketOnceInOrderAndCreditsAreConserved) {
+    const auto [forwarding, seed] = GetParam();
+    sim::Rng rng(seed, 99);
+    const Rank n = static_cast<Rank>(1 + rng.below(40));
+    const int credits = static_cast<int>(1 + rng.below(16));
+    const NicConfig config{credits, static_cast<int>(rng.below(static_cast<std::uint64_t>(credits))),
+                           static_cast<int>(1 + rng.below(8)), forwarding};
+    const auto packets = static_cast<std::uint32_t>(1 + rng.below(12));
+    const int messages = static_cast<int>(1 + rng.below(4));
+    const std::size_t bytes = rng.below(64);
+    const plan::Tree tree = random_tree(n, rng);
+    // Rank the nodes at random so the tree's shape and the rank numbers are unrelated.
+    Net net(n, config, static_cast<int>(1 + rng.below(8)), seed);
+    for (Rank v = 0; v < n; ++v) net.nics[v]->set_route(0, tree.children[v]);
+    post_all(net, 0, Nic::kMulticast, messages, packets, bytes);
+    net.run();
+    std::vector<Rank> receivers;
+    for (Rank v = 1; v < n; ++v) receivers.push_back(v);
+    expect_all_delivered(net, 0, receivers, messages, packets, bytes);
+    expect_quiescent(net, credits);
+    EXPECT_TRUE(net.ports[0]->got.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Trees, RandomMulticast,
+                         testing::Combine(testing::Values(Forwarding::fpfs, Forwarding::fcfs),
+                                          testing::Range<std::uint64_t>(1, 41)),
+                         [](const auto& info) {
+                             return std::string(std::get<0>(info.param) == Forwarding::fpfs ? "fpfs" : "fcfs") +
+                                    "_seed" + std::to_string(std::get<1>(info.param));
+                         });
+
+// The order a root sends a 3-packet message to 2 children: FPFS by packet, FCFS by child.
+TEST(Nic, FpfsServesPacketsFirstAndFcfsServesChildrenFirst) {
+    for (const Forwarding f : {Forwarding::fpfs, Forwarding::fcfs}) {
+        Net net(3, NicConfig{8, 4, 8, f}, 100, 6);
+        const std::vector<Rank> children = {1, 2};
+        net.nics[0]->set_route(0, children);
+        post_all(net, 0, Nic::kMulticast, 1, 3, 0);
+        const std::vector<Rank> expected =
+            f == Forwarding::fpfs ? std::vector<Rank>{1, 2, 1, 2, 1, 2} : std::vector<Rank>{1, 1, 1, 2, 2, 2};
+        EXPECT_EQ(net.ports[0]->sent_to, expected);
+        net.run();
+    }
+}
+
+}  // namespace
+}  // namespace nicsim::nic

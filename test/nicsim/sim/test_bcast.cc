@@ -1,0 +1,117 @@
+// Broadcasts on the modeled cluster: for every tree shape, forwarding discipline, topology,
+// credit window and packet size, every host gets every packet once and in order, credits are
+// conserved and every queue ends empty (run_bcast checks all of that and fails otherwise); runs
+// repeat exactly; bad specs are refused with the option named.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "sim/bcast.h"
+#include "sim/rng.h"
+
+namespace nicsim::sim {
+namespace {
+
+using Params = std::tuple<std::string /*tree*/, std::string /*forwarding*/, std::string /*topology*/,
+                          std::uint64_t /*seed*/>;
+
+class Broadcasts : public testing::TestWithParam<Params> {};
+
+TEST_P(Broadcasts, DeliverEverythingOnceInOrderAndEndQuiescent) {
+    const auto& [tree, forwarding, topology, seed] = GetParam();
+    Rng rng(seed, 7);
+    BcastSpec spec;
+    spec.model = default_model();
+    spec.model.topology = topology;
+    spec.model.nodes = static_cast<int>(1 + rng.below(topology == "hypercube" ? 100 : 70));
+    spec.model.credits = static_cast<int>(1 + rng.below(16));
+    spec.model.low_water = static_cast<int>(rng.below(static_cast<std::uint64_t>(spec.model.credits)));
+    spec.model.send_buffers = static_cast<int>(1 + rng.below(8));
+    spec.model.host_buffers = static_cast<int>(1 + rng.below(8));
+    spec.model.mtu = static_cast<int>(16 + rng.below(2048));
+    spec.model.host_send = rng.below(2) ? "pio" : "dma";
+    spec.model.pio_bw = 50;
+    spec.model.dma_bw = 100;
+    spec.model.seed = seed;
+    spec.bytes = rng.below(20000);
+    spec.tree = tree;
+    spec.forwarding = forwarding;
+    spec.root = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(spec.model.nodes)));
+    spec.messages = static_cast<int>(1 + rng.below(3));
+    std::string why;
+    const auto r = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(r.has_value()) << why;
+    for (Rank v = 0; v < spec.model.nodes; ++v) {
+        if (v != spec.root) EXPECT_GT(r->done_us[v], 0.0) << "node " << v;
+    }
+    EXPECT_EQ(r->done_us[spec.root], 0.0);
+    const std::uint64_t receivers = static_cast<std::uint64_t>(spec.model.nodes - 1);
+    EXPECT_EQ(r->totals.delivered, receivers * r->packets * static_cast<std::uint64_t>(spec.messages));
+
+    const auto again = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(again->done_us, r->done_us);
+    EXPECT_EQ(again->events, r->events);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Broadcasts,
+    testing::Combine(testing::Values("binomial", "binary", "chain", "optimal"),
+                     testing::Values("fpfs", "fcfs", "host"),
+                     testing::Values("crossbar", "hypercube", "irregular"),
+                     testing::Values(1u, 2u, 3u)),
+    [](const auto& info) {
+        return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_" +
+               std::get<2>(info.param) + "_" + std::to_string(std::get<3>(info.param));
+    });
+
+TEST(Broadcast, RefusesBadSpecsNamingTheOption) {
+    BcastSpec spec;
+    spec.model = default_model();
+    std::string why;
+    spec.tree = "star";
+    EXPECT_FALSE(run_bcast(spec, nullptr, &why));
+    EXPECT_EQ(why, "--tree star: not one of binomial|binary|chain|kbinomial[:K]|optimal");
+    spec.tree = "kbinomial";
+    spec.k = 7;
+    EXPECT_FALSE(run_bcast(spec, nullptr, &why));
+    EXPECT_EQ(why, "--tree kbinomial:7: k out of range 1..6 for 64 nodes");
+    spec.k = 0;
+    spec.root = 64;
+    EXPECT_FALSE(run_bcast(spec, nullptr, &why));
+    EXPECT_EQ(why, "--root 64: not a node of 0..63");
+    spec.root = 0;
+    spec.forwarding = "lifo";
+    EXPECT_FALSE(run_bcast(spec, nullptr, &why));
+    EXPECT_EQ(why, "--forwarding lifo: not one of fpfs|fcfs|host");
+}
+
+// One packet over a chain of three nodes on a crossbar, timed by hand: every cost appears once.
+TEST(Broadcast, ChargesEachCostOnce) {
+    BcastSpec spec;
+    spec.model = default_model();
+    spec.model.nodes = 3;
+    spec.model.ts = 10;
+    spec.model.tr = 20;
+    spec.model.tns = 3;
+    spec.model.tnr = 2;
+    spec.model.link_bw = 100;      // 100 bytes: 1 us per link
+    spec.model.header_bytes = 0;
+    spec.model.switch_latency = 0.5;
+    spec.model.pio_bw = 50;        // 100 bytes: 2 us
+    spec.model.dma_bw = 25;        // 100 bytes: 4 us
+    spec.bytes = 100;
+    spec.tree = "chain";
+    std::string why;
+    const auto r = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(r) << why;
+    // node 1: ts 10 + pio 2 + tns 3 + link 1 + switch 0.5 + link 1 + tnr 2 + dma 4 + tr 20
+    EXPECT_DOUBLE_EQ(r->done_us[1], 43.5);
+    // node 2: node 1's NIC forwards right after receiving: + tns 3 + 2.5 on the wire + tnr 2,
+    // then its own DMA and tr
+    EXPECT_DOUBLE_EQ(r->done_us[2], 10 + 2 + 3 + 2.5 + 2 + 3 + 2.5 + 2 + 4 + 20);
+    EXPECT_DOUBLE_EQ(r->latency_us, r->done_us[2]);
+}
+
+}  // namespace
+}  // namespace nicsim::sim

@@ -1,0 +1,69 @@
+// The model's declarations: every default and every preset value is valid, presets name only
+// declared parameters, and bad values are refused with a line that names them.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/model.h"
+
+namespace nicsim::sim {
+namespace {
+
+TEST(Model, EveryDefaultAndPresetValueIsValid) {
+    Model m = default_model();
+    std::set<std::string_view> names;
+    for (const ModelParam& p : model_params()) {
+        std::string why;
+        EXPECT_TRUE(set_model_param(m, p.name, p.default_value, &why)) << why;
+        EXPECT_TRUE(names.insert(p.name).second) << "declared twice: " << p.name;
+        EXPECT_FALSE(p.help.empty()) << p.name;
+    }
+    for (const Preset& preset : presets()) {
+        std::set<std::string_view> seen;
+        for (const PresetValue& v : preset.values) {
+            std::string why;
+            EXPECT_TRUE(set_model_param(m, v.param, v.value, &why)) << preset.name << ": " << why;
+            EXPECT_FALSE(v.source.empty()) << preset.name << " " << v.param;
+            EXPECT_TRUE(seen.insert(v.param).second) << preset.name << " sets " << v.param << " twice";
+        }
+    }
+}
+
+TEST(Model, PresetsCarryThePapersValues) {
+    const Model lfc = preset_model(*find_preset("lfc-myrinet"));
+    EXPECT_EQ(lfc.topology, "hypercube");
+    EXPECT_EQ(lfc.nodes, 64);
+    EXPECT_EQ(lfc.mtu, 1024);
+    EXPECT_EQ(lfc.credits, 8);
+    EXPECT_DOUBLE_EQ(lfc.link_bw, 160.0);  // 1.28 Gbit/s
+    const Model k97 = preset_model(*find_preset("kesavan97"));
+    EXPECT_EQ(k97.topology, "irregular");
+    EXPECT_EQ(k97.nodes, 64);
+    EXPECT_EQ(k97.mtu, 64);
+    EXPECT_DOUBLE_EQ(k97.ts, 12.5);
+    EXPECT_DOUBLE_EQ(k97.tr, 12.5);
+    EXPECT_DOUBLE_EQ(k97.tns, 3.0);
+    EXPECT_DOUBLE_EQ(k97.tnr, 2.0);
+    EXPECT_EQ(find_preset("nope"), nullptr);
+}
+
+TEST(Model, BadValuesAreRefusedWithTheReason) {
+    Model m = default_model();
+    std::string why;
+    EXPECT_FALSE(set_model_param(m, "tns", "-1", &why));
+    EXPECT_EQ(why, "tns=-1: out of range 0..1e+09");
+    EXPECT_FALSE(set_model_param(m, "tns", "fast", &why));
+    EXPECT_EQ(why, "tns=fast: not a number");
+    EXPECT_FALSE(set_model_param(m, "topology", "torus", &why));
+    EXPECT_EQ(why, "topology=torus: not one of crossbar|hypercube|irregular");
+    EXPECT_FALSE(set_model_param(m, "speed", "1", &why));
+    EXPECT_EQ(why, "unknown model parameter 'speed' (see nicsim params)");
+    EXPECT_FALSE(set_model_param(m, "nodes", "0", &why));
+    EXPECT_FALSE(set_model_param(m, "tns", "nan", &why));
+    EXPECT_TRUE(set_model_param(m, "tns", "2.5", &why));
+    EXPECT_DOUBLE_EQ(m.tns, 2.5);
+    EXPECT_EQ(model_param_value(m, *find_model_param("tns")), "2.5");
+}
+
+}  // namespace
+}  // namespace nicsim::sim
