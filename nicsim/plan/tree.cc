@@ -1,0 +1,64 @@
+#include "plan/tree.h"
+
+#include <algorithm>
+#include <array>
+
+namespace nicsim::plan {
+
+std::span<const TreeShape> tree_shapes() {
+    static constexpr std::array<TreeShape, 4> table{{
+        {"binomial",
+         "node p sends to p + 2^j below its lowest set bit, largest first; ceil(log2 n) steps",
+         false, [](Rank n, int) { return binomial_tree(n); }},
+        {"binary", "complete binary tree; each node splits its range of positions in halves", false,
+         [](Rank n, int) { return binary_tree(n); }},
+        {"chain", "node p sends to p + 1; n - 1 steps, then one packet per step", false,
+         [](Rank n, int) { return chain_tree(n); }},
+        {"kbinomial",
+         "binomial tree with at most k children per node (seed 002); best k: optimal_k(n, m)", true,
+         kbinomial_tree},
+    }};
+    return table;
+}
+
+const TreeShape* find_tree_shape(std::string_view name) {
+    const auto table = tree_shapes();
+    const auto it = std::find_if(table.begin(), table.end(),
+                                 [name](const TreeShape& shape) { return shape.name == name; });
+    return it == table.end() ? nullptr : &*it;
+}
+
+Tree tree_from_children(Rank root, std::vector<std::vector<Rank>> children) {
+    const auto n = static_cast<Rank>(children.size());
+    Tree tree{root, std::vector<Rank>(n, -1), std::move(children)};
+    for (Rank p = 0; p < tree.size(); ++p) {
+        for (Rank c : tree.children[p]) tree.parent[c] = p;
+    }
+    return tree;
+}
+
+Tree relabel(const Tree& tree, std::span<const Rank> order) {
+    std::vector<std::vector<Rank>> children(tree.size());
+    for (Rank p = 0; p < tree.size(); ++p) {
+        for (Rank c : tree.children[p]) children[order[p]].push_back(order[c]);
+    }
+    return tree_from_children(order[tree.root], std::move(children));
+}
+
+int depth(const Tree& tree) {
+    // Breadth-first, one level at a time.
+    int levels = 0;
+    std::vector<Rank> level{tree.root};
+    std::vector<Rank> next;
+    for (;;) {
+        next.clear();
+        for (Rank p : level) {
+            next.insert(next.end(), tree.children[p].begin(), tree.children[p].end());
+        }
+        if (next.empty()) return levels;
+        level.swap(next);
+        ++levels;
+    }
+}
+
+}  // namespace nicsim::plan
