@@ -75,7 +75,7 @@ Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> p
     b.from = from;
     b.sends_left = 0;
     b.for_host = false;
-    b.credit_held = from != kFromHost;
+    b.slot_held = true;
     stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size());
     return id;
 }
@@ -205,15 +205,25 @@ void Nic::hand_to_host(BufferId id) {
     host_.deliver(b.header, b.payload);
     ++stats_.delivered;
     b.for_host = false;
-    // FCFS keeps a packet until its last child has it, which can take a whole message; its
-    // sender's credit goes back once the host has the packet, as seed 002 has no flow control
-    // and a window shorter than a message would otherwise stall FCFS for good.
-    if (config_.forwarding == Forwarding::fcfs) release_credit(b);
+    if (config_.forwarding == Forwarding::fcfs) release_slot(b);
 }
 
-void Nic::release_credit(Buffer& b) {
-    if (!b.credit_held) return;
-    b.credit_held = false;
+// FCFS keeps a packet until its last child has it, which takes the whole message when the NIC
+// serves its first child; a send buffer or window shorter than the message would then stall it
+// for good (seed 002 has no flow control). So under FCFS a packet moves to the NIC's message
+// store and gives its slot back early: a received one once the host has it, a sent one once it
+// left for the first child. The store is what FCFS costs in buffering (NicStats::peak_buffers).
+void Nic::release_slot(Buffer& b) {
+    if (!b.slot_held) return;
+    b.slot_held = false;
+    if (b.from == kFromHost) {
+        ++send_buffers_free_;
+        if (host_waits_for_space_) {
+            host_waits_for_space_ = false;
+            host_.send_space();
+        }
+        return;
+    }
     Peer& p = peer(b.from);
     --p.held;
     ++p.unreturned;
@@ -227,15 +237,7 @@ void Nic::release_credit(Buffer& b) {
 void Nic::maybe_free(BufferId id) {
     Buffer& b = buffers_[id];
     if (b.sends_left != 0 || b.for_host) return;
-    if (b.from == kFromHost) {
-        ++send_buffers_free_;
-        if (host_waits_for_space_) {
-            host_waits_for_space_ = false;
-            host_.send_space();
-        }
-    } else {
-        release_credit(b);
-    }
+    release_slot(b);
     b.payload.clear();
     free_.push_back(id);
 }
@@ -281,7 +283,9 @@ Status Nic::pump() {
         } else {
             ++stats_.data_sent;
             if (header.credits != 0) ++stats_.piggybacked;
-            --buffers_[d.buffer].sends_left;
+            Buffer& b = buffers_[d.buffer];
+            if (config_.forwarding == Forwarding::fcfs && b.from == kFromHost) release_slot(b);
+            --b.sends_left;
             maybe_free(d.buffer);
         }
     }

@@ -110,7 +110,7 @@ private:
         Rank from = kFromHost;     // the sender whose window it belongs to, or the host
         int sends_left = 0;        // destinations it still has to reach
         bool for_host = false;     // still to be delivered to the host
-        bool credit_held = false;  // still counts against its sender's window
+        bool slot_held = false;    // still holds a send buffer, or a credit of its sender's
     };
     struct Descriptor {
         BufferId buffer;
@@ -140,7 +140,7 @@ private:
     void unblock(Rank dst, Peer& p);
     void deliver_or_keep(BufferId buffer);
     void hand_to_host(BufferId buffer);
-    void release_credit(Buffer& buffer);
+    void release_slot(Buffer& buffer);
     void maybe_free(BufferId buffer);
     Status pump();
 

@@ -217,10 +217,13 @@ TEST(Nic, SendBuffersRunOutAndTheHostIsToldWhenOneFrees) {
     Net net(2, config, 1000, 5);
     PacketHeader h;
     h.flags = kLastPacket;
-    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);
+    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);  // sent: its buffer is free again
     h.seq = 1;
-    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);  // blocked: one credit only
+    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);  // waits for a credit, in a buffer
     h.seq = 2;
+    ASSERT_EQ(net.nics[0]->post_send(1, h, {}), Status::ok);
+    EXPECT_EQ(net.nics[0]->free_send_buffers(), 0);
+    h.seq = 3;
     EXPECT_EQ(net.nics[0]->post_send(1, h, {}), Status::again);
     net.run();
     EXPECT_EQ(net.ports[0]->space_calls, 1);
