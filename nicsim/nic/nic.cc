@@ -268,9 +268,9 @@ Status Nic::pump() {
         }
         header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
         const Status s = fabric_.transmit(d.dst, header, payload);
-        if (s == Status::again) {
+        if (s == Status::again) {  // progress() offers it again
             if (d.buffer == kCreditUpdate) p.update_queued = true;
-            return s;
+            return Status::ok;
         }
         if (failed(s)) {
             error_ = s;

@@ -36,4 +36,11 @@ std::int64_t kbinomial_total_steps(Rank n, std::int64_t m, int k);
 // go to the larger k (the smaller L1), so m == 1 gives ceil(log2 n).
 int optimal_k(Rank n, std::int64_t m);
 
+// Theorem 3 when a step is not one fixed time: a packet takes `hop` to go from one NIC to the next
+// (send, wire, receive), while a NIC is busy only `send` per copy it sends, so the first packet
+// arrives after L1 hops and each further one a fanout's worth of sends later. Minimises
+// L1 * hop + (m - 1) * fanout * send; with hop == send this is optimal_k(). Ties go to the larger
+// k. Used where real costs are known (the simulator's "optimal" tree).
+int optimal_k_timed(Rank n, std::int64_t m, double hop, double send);
+
 }  // namespace nicsim::plan

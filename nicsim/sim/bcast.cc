@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/barrier.h"
 #include "plan/kbinomial.h"
 #include "plan/ordering.h"
 #include "sim/cluster.h"
@@ -27,6 +28,20 @@ std::vector<Rank> tree_order(const Topology& topology, Rank root) {
     }
     network.neighbours = topology.switch_neighbours();
     return plan::rotate_to(plan::switch_ordering(network), root);
+}
+
+// Theorem 3 with this model's costs: a hop is a NIC's send, the wire and the next NIC's receive;
+// a copy costs the sender its send time, for the last packet on the largest fanout.
+int timed_optimal_k(const Model& model, const Topology& topology, Rank root, std::int64_t packets) {
+    const double wire = static_cast<double>(model.mtu + model.header_bytes) / model.link_bw;
+    double switches = 0;
+    for (Rank node = 0; node < topology.nodes(); ++node) {
+        if (node != root) switches += topology.switch_hops(root, node);
+    }
+    if (topology.nodes() > 1) switches /= topology.nodes() - 1;
+    const double send = model.tns + wire;
+    const double hop = send + switches * model.switch_latency + model.tnr;
+    return plan::optimal_k_timed(topology.nodes(), packets, hop, send);
 }
 
 }  // namespace
@@ -66,8 +81,8 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     int k = 0;
     if (shape->takes_k) {
         const int k_max = std::max(1, plan::ceil_log2(n));
-        k = spec.k != 0 ? spec.k : plan::optimal_k(n, static_cast<std::int64_t>(packets));
-        if (k < 1 || k > k_max) {
+        k = spec.k;
+        if (k < 0 || k > k_max) {
             *why = "--tree kbinomial:" + std::to_string(spec.k) + ": k out of range 1.." +
                    std::to_string(k_max) + " for " + std::to_string(n) + " nodes";
             return std::nullopt;
@@ -80,6 +95,11 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     std::optional<Topology> topology = make_topology(model, why);
     if (!topology) return std::nullopt;
     const std::vector<Rank> order = tree_order(*topology, spec.root);
+    if (shape->takes_k && k == 0) {
+        k = timed_optimal_k(model, *topology, spec.root,
+                            static_cast<std::int64_t>(packets) * spec.messages);
+        result.tree = "kbinomial:" + std::to_string(k);
+    }
     const plan::Tree tree = plan::relabel(shape->build(n, k), order);
     result.depth = plan::depth(tree);
 

@@ -11,6 +11,7 @@ enum EventKind : std::uint32_t {
     kHostNext,  // the host may start its next piece of sending work
     kNicPost,   // a packet the host moved across the I/O bus reaches the NIC's send queue
     kWake,      // the host has posted receive buffers the NIC is waiting for
+    kNicFree,   // the NIC processor is free to transmit the next packet of its queue
 };
 
 }  // namespace
@@ -52,7 +53,7 @@ public:
             busy(Trace::Track::nic, "receive", start, nic_free_);
             nic_now_ = nic_free_;
             repost_host_buffers();
-            check(nic_.on_packet(f.src, f.header, {}), "a packet from node", f.src);
+            check(nic_.on_packet(f.src, f.header, {}), "a packet from node " + std::to_string(f.src));
             break;
         }
         case kHostNext:
@@ -64,13 +65,19 @@ public:
             posting_.pop_front();
             nic_now_ = std::max(now, nic_free_);
             repost_host_buffers();
-            check(nic_.post_send(p.dst, p.header, {}), "its host's packet", rank_);
+            check(nic_.post_send(p.dst, p.header, {}), "its host's packet");
             break;
         }
         case kWake:
             wake_scheduled_ = false;
             nic_now_ = std::max(now, nic_free_);
             repost_host_buffers();
+            break;
+        case kNicFree:
+            free_scheduled_ = false;
+            nic_now_ = now;
+            repost_host_buffers();
+            check(nic_.progress(), "its transmit queue");
             break;
         }
         if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
@@ -79,14 +86,23 @@ public:
         }
     }
 
-    // nic::Fabric: the NIC spends tns on the packet, then it crosses the links.
+    // nic::Fabric: the NIC spends tns on the packet, then streams it onto its link; like the
+    // LANai, it takes up the next piece of work once the packet has left. While it is busy it
+    // refuses, and offers its queue again when it is free: a packet takes its links at the time
+    // it really leaves, so it never holds a link ahead of packets that get there first.
     Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) override {
-        const Time start = std::max(nic_now_, nic_free_);
-        nic_free_ = start + tns_;
-        busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", start,
+        const Time now = c_.sim_.now();
+        if (nic_free_ > now) {
+            if (!free_scheduled_) {
+                free_scheduled_ = true;
+                c_.sim_.schedule(nic_free_, *this, kNicFree);
+            }
+            return Status::again;
+        }
+        nic_free_ = c_.launch(rank_, dst, header, now + tns_);
+        busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
         nic_now_ = nic_free_;
-        c_.launch(rank_, dst, header, nic_free_);
         return Status::ok;
     }
 
@@ -217,11 +233,8 @@ private:
         }
     }
 
-    void check(Status s, const char* what, Rank who) {
-        if (failed(s)) {
-            c_.fail("node " + std::to_string(rank_) + "'s NIC refused " + what + " " +
-                    std::to_string(who) + ": " + to_string(s));
-        }
+    void check(Status s, const std::string& what) {
+        if (failed(s)) c_.fail("node " + std::to_string(rank_) + "'s NIC: " + what + ": " + to_string(s));
     }
 
     void busy(Trace::Track track, const char* what, Time start, Time end) {
@@ -258,6 +271,7 @@ private:
     bool host_scheduled_ = false;
     bool waiting_for_space_ = false;
     bool wake_scheduled_ = false;
+    bool free_scheduled_ = false;
     std::vector<Receipt> receipts_;
     std::unordered_map<Rank, std::vector<Rank>> host_routes_;
     std::unordered_map<Rank, Expect> next_;
@@ -299,7 +313,7 @@ const std::vector<Cluster::Receipt>& Cluster::receipts(Rank node) const {
 
 Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
 
-void Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave) {
+Time Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave) {
     const Time ser = transfer_time(
         std::uint64_t{header.payload_bytes} + static_cast<std::uint64_t>(model_.header_bytes),
         model_.link_bw);
@@ -308,6 +322,7 @@ void Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave)
     topology_.route(src, dst, path_);
     Time head = leave;
     Time start = leave;
+    Time left = 0;  // the tail leaves the first link
     for (const LinkId link : path_) {
         start = std::max(head, link_free_[link]);
         link_free_[link] = start + ser;
@@ -319,6 +334,7 @@ void Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave)
                           header.kind == PacketKind::credit ? "credit" : "packet", start,
                           start + ser);
         }
+        if (left == 0) left = start + ser;
         head = start + hop;
     }
     std::uint32_t id;
@@ -331,6 +347,7 @@ void Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave)
         flights_[id] = {src, dst, header};
     }
     sim_.schedule(start + ser, *nodes_[dst], kArrive, id);
+    return left;
 }
 
 void Cluster::fail(std::string what) {

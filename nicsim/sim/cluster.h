@@ -4,7 +4,8 @@
 // file gives it a Fabric and a HostPort that charge time:
 //
 //   host ── ts per message, then per packet: PIO (host and I/O bus busy) or DMA (bus busy) ──▶ NIC
-//   NIC  ── tns per packet sent, tnr per packet received: one thing at a time ──▶ links
+//   NIC  ── tns per packet sent, then until it is on the wire; tnr per packet received;
+//           one thing at a time ──▶ links
 //   link ── busy while a packet crosses it; a switch adds its latency to the packet's head
 //   NIC  ── DMA across the I/O bus ──▶ host: tr once the message's last packet is in
 //
@@ -81,8 +82,9 @@ private:
         PacketHeader header;
     };
 
-    // The packet leaves `src`'s NIC at `leave`; schedules its arrival at `dst`.
-    void launch(Rank src, Rank dst, const PacketHeader& header, Time leave);
+    // The packet is ready to leave `src`'s NIC at `leave`: reserves the links on its way,
+    // schedules its arrival at `dst` and returns when its tail has left the NIC.
+    Time launch(Rank src, Rank dst, const PacketHeader& header, Time leave);
     void fail(std::string what);
 
     Model model_;

@@ -118,6 +118,16 @@ void fig14(int topologies) {
                     "up to 2.0x (at least 1.6x)", fmt("%.2fx", best), best / 2.0, best >= 1.6});
 }
 
+// The most packets an interior NIC held at once: seed 002 §3.3 compares the buffering of the
+// nodes that forward (the root's send buffers hold the message either way).
+std::size_t forwarder_peak(const sim::BcastResult& r, Rank root) {
+    std::size_t peak = 0;
+    for (Rank v = 0; v < static_cast<Rank>(r.peak_buffers.size()); ++v) {
+        if (v != root) peak = std::max(peak, r.peak_buffers[v]);
+    }
+    return peak;
+}
+
 // seed 002 §3.3: FPFS never needs more NIC buffers than FCFS.
 void buffers() {
     bool ok = true;
@@ -128,16 +138,16 @@ void buffers() {
             spec.bytes = static_cast<std::uint64_t>(m * spec.model.mtu);
             spec.tree = tree;
             spec.forwarding = "fpfs";
-            const auto fpfs = bcast(spec).totals.peak_buffers;
+            const auto fpfs = forwarder_peak(bcast(spec), spec.root);
             spec.forwarding = "fcfs";
-            const auto fcfs = bcast(spec).totals.peak_buffers;
+            const auto fcfs = forwarder_peak(bcast(spec), spec.root);
             ok = ok && fpfs <= fcfs;
             if (m == 64 && std::strcmp(tree, "binomial") == 0) {
                 detail = std::to_string(fpfs) + " vs " + std::to_string(fcfs) + " (binomial, m = 64)";
             }
         }
     }
-    claim("seed 002 §3.3: peak NIC buffers, FPFS <= FCFS (64 nodes, 3 trees, m = 4..64)",
+    claim("seed 002 §3.3: peak buffers of a forwarding NIC, FPFS <= FCFS (64 nodes, 3 trees, m = 4..64)",
           "FPFS <= FCFS", detail, ok);
 }
 
