@@ -22,33 +22,46 @@ Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
       send_buffers_free_(config.send_buffers) {}
 
 void Nic::set_route(Rank origin, std::span<const Rank> children) {
-    routes_[origin].assign(children.begin(), children.end());
+    std::uint32_t i = route_index_.find(origin);
+    if (i == RankIndex::kNone) {
+        i = route_index_.insert(origin);
+        routes_.emplace_back();
+    }
+    routes_[i].assign(children.begin(), children.end());
 }
 
 const std::vector<Rank>& Nic::children_of(Rank origin) const {
-    const auto it = routes_.find(origin);
-    return it == routes_.end() ? kNoChildren : it->second;
+    const std::uint32_t i = route_index_.find(origin);
+    return i == RankIndex::kNone ? kNoChildren : routes_[i];
 }
 
 Nic::Peer& Nic::peer(Rank rank) {
-    auto it = peers_.find(rank);
-    if (it == peers_.end()) it = peers_.emplace(rank, Peer{config_.credits, {}}).first;
-    return it->second;
+    std::uint32_t i = peer_index_.find(rank);
+    if (i == RankIndex::kNone) {
+        i = peer_index_.insert(rank);
+        peer_ranks_.push_back(rank);
+        peers_.push_back(Peer{config_.credits, {}});
+    }
+    return peers_[i];
+}
+
+const Nic::Peer* Nic::find_peer(Rank rank) const {
+    const std::uint32_t i = peer_index_.find(rank);
+    return i == RankIndex::kNone ? nullptr : &peers_[i];
 }
 
 int Nic::send_credits(Rank peer) const {
-    const auto it = peers_.find(peer);
-    return it == peers_.end() ? config_.credits : it->second.send_credits;
+    const Peer* p = find_peer(peer);
+    return p == nullptr ? config_.credits : p->send_credits;
 }
 
 int Nic::unreturned_credits(Rank peer) const {
-    const auto it = peers_.find(peer);
-    return it == peers_.end() ? 0 : it->second.unreturned;
+    const Peer* p = find_peer(peer);
+    return p == nullptr ? 0 : p->unreturned;
 }
 
 std::vector<Rank> Nic::peers() const {
-    std::vector<Rank> ranks;
-    for (const auto& [rank, p] : peers_) ranks.push_back(rank);
+    std::vector<Rank> ranks = peer_ranks_;
     std::sort(ranks.begin(), ranks.end());
     return ranks;
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/packet.h"
+#include "core/rank_index.h"
 #include "nic/fabric.h"
 #include "nic/host_port.h"
 
@@ -132,6 +133,7 @@ private:
     };
 
     Peer& peer(Rank rank);
+    const Peer* find_peer(Rank rank) const;
     const std::vector<Rank>& children_of(Rank origin) const;
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, Rank from);
     void forward(BufferId buffer, const std::vector<Rank>& children);
@@ -156,8 +158,11 @@ private:
     int host_buffers_ = 0;
     std::deque<BufferId> to_host_;  // waiting for a host buffer, in arrival order
     std::deque<Descriptor> transmit_;
-    std::unordered_map<Rank, Peer> peers_;
-    std::unordered_map<Rank, std::vector<Rank>> routes_;
+    RankIndex peer_index_;
+    std::vector<Rank> peer_ranks_;
+    std::deque<Peer> peers_;  // a deque: references stay valid as peers are added
+    RankIndex route_index_;
+    std::vector<std::vector<Rank>> routes_;  // children, by origin through route_index_
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
     Status error_ = Status::ok;
     NicStats stats_;

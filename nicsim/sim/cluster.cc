@@ -29,7 +29,12 @@ public:
     bool host_idle() const { return outgoing_.empty() && posting_.empty(); }
 
     void set_host_route(Rank origin, std::span<const Rank> children) {
-        host_routes_[origin].assign(children.begin(), children.end());
+        std::uint32_t i = host_route_index_.find(origin);
+        if (i == RankIndex::kNone) {
+            i = host_route_index_.insert(origin);
+            host_routes_.emplace_back();
+        }
+        host_routes_[i].assign(children.begin(), children.end());
     }
 
     void send(Rank dst, Rank origin, Seq seq, std::uint64_t bytes, Time at) {
@@ -53,7 +58,12 @@ public:
             busy(Trace::Track::nic, "receive", start, nic_free_);
             nic_now_ = nic_free_;
             repost_host_buffers();
-            check(nic_.on_packet(f.src, f.header, {}), "a packet from node " + std::to_string(f.src));
+            // The first packet the NIC sends on receiving this one may take its links now: it
+            // goes right after the receive, so the look-ahead is tnr, and a forwarding hop costs
+            // one event instead of two.
+            send_ahead_ = start == now;
+            check(nic_.on_packet(f.src, f.header, {}), "a packet from node", f.src);
+            send_ahead_ = false;
             break;
         }
         case kHostNext:
@@ -65,7 +75,7 @@ public:
             posting_.pop_front();
             nic_now_ = std::max(now, nic_free_);
             repost_host_buffers();
-            check(nic_.post_send(p.dst, p.header, {}), "its host's packet");
+            check(nic_.post_send(p.dst, p.header, {}), "its host's packet to node", p.dst);
             break;
         }
         case kWake:
@@ -77,7 +87,7 @@ public:
             free_scheduled_ = false;
             nic_now_ = now;
             repost_host_buffers();
-            check(nic_.progress(), "its transmit queue");
+            check(nic_.progress(), "its transmit queue at node", rank_);
             break;
         }
         if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
@@ -91,15 +101,18 @@ public:
     // refuses, and offers its queue again when it is free: a packet takes its links at the time
     // it really leaves, so it never holds a link ahead of packets that get there first.
     Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) override {
-        const Time now = c_.sim_.now();
-        if (nic_free_ > now) {
+        Time now = c_.sim_.now();
+        if (send_ahead_) {
+            send_ahead_ = false;
+            now = nic_free_;
+        } else if (nic_free_ > now) {
             if (!free_scheduled_) {
                 free_scheduled_ = true;
                 c_.sim_.schedule(nic_free_, *this, kNicFree);
             }
             return Status::again;
         }
-        nic_free_ = c_.launch(rank_, dst, header, now + tns_);
+        nic_free_ = c_.launch(rank_, dst, path_to(dst), header, now + tns_);
         busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
         nic_now_ = nic_free_;
@@ -119,10 +132,10 @@ public:
         host_free_ = begin + tr_;
         busy(Trace::Track::host, "receive", begin, host_free_);
         receipts_.push_back({header.origin, header.seq, host_free_});
-        const auto route = host_routes_.find(header.origin);
-        if (route == host_routes_.end()) return;
+        const std::uint32_t route = host_route_index_.find(header.origin);
+        if (route == RankIndex::kNone) return;
         const std::uint64_t bytes = message_bytes(header);
-        for (const Rank child : route->second) {
+        for (const Rank child : host_routes_[route]) {
             send(child, header.origin, header.seq, bytes, host_free_);
         }
     }
@@ -196,6 +209,18 @@ private:
         later(pio_ ? at : now);
     }
 
+    // The links to `dst`, looked up once: a node sends to few others, and walking the routing
+    // tables for every packet was a large share of a big run's cache misses.
+    std::span<const LinkId> path_to(Rank dst) {
+        std::uint32_t i = path_index_.find(dst);
+        if (i == RankIndex::kNone) {
+            i = path_index_.insert(dst);
+            paths_.emplace_back();
+            c_.topology_.route(rank_, dst, paths_.back());
+        }
+        return paths_[i];
+    }
+
     void later(Time at) {
         if (host_scheduled_ || outgoing_.empty()) return;
         host_scheduled_ = true;
@@ -218,8 +243,13 @@ private:
 
     // Packets of one origin must reach the host in order, each exactly once.
     void check_order(const PacketHeader& h) {
-        auto [it, fresh] = next_.try_emplace(h.origin, Expect{h.seq, 0});
-        Expect& e = it->second;
+        std::uint32_t i = expect_index_.find(h.origin);
+        const bool fresh = i == RankIndex::kNone;
+        if (fresh) {
+            i = expect_index_.insert(h.origin);
+            expected_.push_back({h.seq, 0});
+        }
+        Expect& e = expected_[i];
         const bool in_order = fresh ? h.step == 0 : (h.seq == e.seq && h.step == e.step);
         if (!in_order) {
             c_.fail("node " + std::to_string(rank_) + " got packet " + std::to_string(h.step) +
@@ -233,8 +263,11 @@ private:
         }
     }
 
-    void check(Status s, const std::string& what) {
-        if (failed(s)) c_.fail("node " + std::to_string(rank_) + "'s NIC: " + what + ": " + to_string(s));
+    void check(Status s, const char* what, Rank node) {
+        if (failed(s)) {
+            c_.fail("node " + std::to_string(rank_) + "'s NIC: " + what + " " +
+                    std::to_string(node) + ": " + to_string(s));
+        }
     }
 
     void busy(Trace::Track track, const char* what, Time start, Time end) {
@@ -272,9 +305,14 @@ private:
     bool waiting_for_space_ = false;
     bool wake_scheduled_ = false;
     bool free_scheduled_ = false;
+    bool send_ahead_ = false;  // the next transmit may start when the current receive ends
     std::vector<Receipt> receipts_;
-    std::unordered_map<Rank, std::vector<Rank>> host_routes_;
-    std::unordered_map<Rank, Expect> next_;
+    RankIndex host_route_index_;
+    std::vector<std::vector<Rank>> host_routes_;  // children, by origin
+    RankIndex path_index_;
+    std::deque<std::vector<LinkId>> paths_;  // by destination, through path_index_
+    RankIndex expect_index_;
+    std::vector<Expect> expected_;  // the next packet from each origin
 };
 
 Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwarding,
@@ -313,17 +351,16 @@ const std::vector<Cluster::Receipt>& Cluster::receipts(Rank node) const {
 
 Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
 
-Time Cluster::launch(Rank src, Rank dst, const PacketHeader& header, Time leave) {
+Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
+                     Time leave) {
     const Time ser = transfer_time(
         std::uint64_t{header.payload_bytes} + static_cast<std::uint64_t>(model_.header_bytes),
         model_.link_bw);
     const Time hop = from_us(model_.switch_latency);
-    path_.clear();
-    topology_.route(src, dst, path_);
     Time head = leave;
     Time start = leave;
     Time left = 0;  // the tail leaves the first link
-    for (const LinkId link : path_) {
+    for (const LinkId link : path) {
         start = std::max(head, link_free_[link]);
         link_free_[link] = start + ser;
         if (trace_ != nullptr) {

@@ -18,9 +18,9 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
+#include "core/rank_index.h"
 #include "nic/nic.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
@@ -84,7 +84,8 @@ private:
 
     // The packet is ready to leave `src`'s NIC at `leave`: reserves the links on its way,
     // schedules its arrival at `dst` and returns when its tail has left the NIC.
-    Time launch(Rank src, Rank dst, const PacketHeader& header, Time leave);
+    Time launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
+                Time leave);
     void fail(std::string what);
 
     Model model_;
@@ -95,7 +96,6 @@ private:
     std::vector<Time> link_free_;
     std::vector<Flight> flights_;
     std::vector<std::uint32_t> free_flights_;
-    std::vector<LinkId> path_;
     std::string error_;
 };
 
