@@ -81,15 +81,12 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     int k = 0;
     if (shape->takes_k) {
         const int k_max = std::max(1, plan::ceil_log2(n));
-        k = spec.k;
+        k = spec.k;  // 0: chosen below, once the topology's costs are known
         if (k < 0 || k > k_max) {
             *why = "--tree kbinomial:" + std::to_string(spec.k) + ": k out of range 1.." +
                    std::to_string(k_max) + " for " + std::to_string(n) + " nodes";
             return std::nullopt;
         }
-        result.tree = "kbinomial:" + std::to_string(k);
-    } else {
-        result.tree = std::string(shape->name);
     }
 
     std::optional<Topology> topology = make_topology(model, why);
@@ -98,8 +95,8 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     if (shape->takes_k && k == 0) {
         k = timed_optimal_k(model, *topology, spec.root,
                             static_cast<std::int64_t>(packets) * spec.messages);
-        result.tree = "kbinomial:" + std::to_string(k);
     }
+    result.tree = shape->takes_k ? "kbinomial:" + std::to_string(k) : std::string(shape->name);
     const plan::Tree tree = plan::relabel(shape->build(n, k), order);
     result.depth = plan::depth(tree);
 
