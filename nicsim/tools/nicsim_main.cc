@@ -258,9 +258,10 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
         std::printf("%s\n", counts_json(j, r).str().c_str());
         return 0;
     }
-    std::printf("%.*s: %s, %d nodes, %llu bytes (%u packets of at most %d), tree %s (depth %d), %s forwarding, root %d\n",
+    std::printf("%.*s: %s, %d nodes, %llu bytes (%u packet%s of at most %d), tree %s (depth %d), %s forwarding, root %d\n",
                 static_cast<int>(command.size()), command.data(), preset_name(opts).c_str(),
                 spec->model.nodes, static_cast<unsigned long long>(spec->bytes), r.packets,
+                r.packets == 1 ? "" : "s",
                 spec->model.mtu, r.tree.c_str(), r.depth, spec->forwarding.c_str(), spec->root);
     if (blast) {
         std::printf("throughput: %.2f MB/s seen by the sender over %d messages\n", r.throughput_mbs,
