@@ -22,46 +22,26 @@ Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
       send_buffers_free_(config.send_buffers) {}
 
 void Nic::set_route(Rank origin, std::span<const Rank> children) {
-    std::uint32_t i = route_index_.find(origin);
-    if (i == RankIndex::kNone) {
-        i = route_index_.insert(origin);
-        routes_.emplace_back();
-    }
-    routes_[i].assign(children.begin(), children.end());
+    routes_.get(origin).assign(children.begin(), children.end());
 }
 
 const std::vector<Rank>& Nic::children_of(Rank origin) const {
-    const std::uint32_t i = route_index_.find(origin);
-    return i == RankIndex::kNone ? kNoChildren : routes_[i];
-}
-
-Nic::Peer& Nic::peer(Rank rank) {
-    std::uint32_t i = peer_index_.find(rank);
-    if (i == RankIndex::kNone) {
-        i = peer_index_.insert(rank);
-        peer_ranks_.push_back(rank);
-        peers_.push_back(Peer{config_.credits, {}});
-    }
-    return peers_[i];
-}
-
-const Nic::Peer* Nic::find_peer(Rank rank) const {
-    const std::uint32_t i = peer_index_.find(rank);
-    return i == RankIndex::kNone ? nullptr : &peers_[i];
+    const std::vector<Rank>* children = routes_.find(origin);
+    return children == nullptr ? kNoChildren : *children;
 }
 
 int Nic::send_credits(Rank peer) const {
-    const Peer* p = find_peer(peer);
+    const Peer* p = peers_.find(peer);
     return p == nullptr ? config_.credits : p->send_credits;
 }
 
 int Nic::unreturned_credits(Rank peer) const {
-    const Peer* p = find_peer(peer);
+    const Peer* p = peers_.find(peer);
     return p == nullptr ? 0 : p->unreturned;
 }
 
 std::vector<Rank> Nic::peers() const {
-    std::vector<Rank> ranks = peer_ranks_;
+    std::vector<Rank> ranks = peers_.keys();
     std::sort(ranks.begin(), ranks.end());
     return ranks;
 }

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "core/packet.h"
-#include "core/rank_index.h"
+#include "core/rank_map.h"
 #include "nic/fabric.h"
 #include "nic/host_port.h"
 
@@ -132,8 +132,11 @@ private:
         bool complete = false;  // the last packet has arrived
     };
 
-    Peer& peer(Rank rank);
-    const Peer* find_peer(Rank rank) const;
+    // Looks first: a Peer is costly to build (its deque allocates), and most calls find one.
+    Peer& peer(Rank rank) {
+        if (Peer* p = peers_.find(rank)) return *p;
+        return peers_.get(rank, Peer{config_.credits, {}});
+    }
     const std::vector<Rank>& children_of(Rank origin) const;
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, Rank from);
     void forward(BufferId buffer, const std::vector<Rank>& children);
@@ -158,11 +161,8 @@ private:
     int host_buffers_ = 0;
     std::deque<BufferId> to_host_;  // waiting for a host buffer, in arrival order
     std::deque<Descriptor> transmit_;
-    RankIndex peer_index_;
-    std::vector<Rank> peer_ranks_;
-    std::deque<Peer> peers_;  // a deque: references stay valid as peers are added
-    RankIndex route_index_;
-    std::vector<std::vector<Rank>> routes_;  // children, by origin through route_index_
+    RankMap<Peer> peers_;
+    RankMap<std::vector<Rank>> routes_;  // children, by origin
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
     Status error_ = Status::ok;
     NicStats stats_;

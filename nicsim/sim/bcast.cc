@@ -64,8 +64,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
         *why = "--forwarding " + spec.forwarding + ": not one of fpfs|fcfs|host";
         return std::nullopt;
     }
-    const std::uint64_t mtu = static_cast<std::uint64_t>(model.mtu);
-    const std::uint64_t packets = spec.bytes == 0 ? 1 : (spec.bytes + mtu - 1) / mtu;
+    const std::uint64_t packets = packet_count(spec.bytes, model.mtu);
     if (packets > 0xffffffffULL) {
         *why = "--bytes " + std::to_string(spec.bytes) + ": more than 2^32 packets";
         return std::nullopt;

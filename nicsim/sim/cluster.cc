@@ -29,17 +29,11 @@ public:
     bool host_idle() const { return outgoing_.empty() && posting_.empty(); }
 
     void set_host_route(Rank origin, std::span<const Rank> children) {
-        std::uint32_t i = host_route_index_.find(origin);
-        if (i == RankIndex::kNone) {
-            i = host_route_index_.insert(origin);
-            host_routes_.emplace_back();
-        }
-        host_routes_[i].assign(children.begin(), children.end());
+        host_routes_.get(origin).assign(children.begin(), children.end());
     }
 
     void send(Rank dst, Rank origin, Seq seq, std::uint64_t bytes, Time at) {
-        const std::uint64_t mtu = static_cast<std::uint64_t>(c_.model_.mtu);
-        const auto packets = static_cast<std::uint32_t>(bytes == 0 ? 1 : (bytes + mtu - 1) / mtu);
+        const auto packets = static_cast<std::uint32_t>(packet_count(bytes, c_.model_.mtu));
         outgoing_.push_back({dst, origin, seq, bytes, packets, 0, at, false});
         if (!host_scheduled_) {
             host_scheduled_ = true;
@@ -132,10 +126,10 @@ public:
         host_free_ = begin + tr_;
         busy(Trace::Track::host, "receive", begin, host_free_);
         receipts_.push_back({header.origin, header.seq, host_free_});
-        const std::uint32_t route = host_route_index_.find(header.origin);
-        if (route == RankIndex::kNone) return;
+        const std::vector<Rank>* children = host_routes_.find(header.origin);
+        if (children == nullptr) return;
         const std::uint64_t bytes = message_bytes(header);
-        for (const Rank child : host_routes_[route]) {
+        for (const Rank child : *children) {
             send(child, header.origin, header.seq, bytes, host_free_);
         }
     }
@@ -212,13 +206,10 @@ private:
     // The links to `dst`, looked up once: a node sends to few others, and walking the routing
     // tables for every packet was a large share of a big run's cache misses.
     std::span<const LinkId> path_to(Rank dst) {
-        std::uint32_t i = path_index_.find(dst);
-        if (i == RankIndex::kNone) {
-            i = path_index_.insert(dst);
-            paths_.emplace_back();
-            c_.topology_.route(rank_, dst, paths_.back());
-        }
-        return paths_[i];
+        if (const std::vector<LinkId>* path = paths_.find(dst)) return *path;
+        std::vector<LinkId>& path = paths_.get(dst);
+        c_.topology_.route(rank_, dst, path);
+        return path;
     }
 
     void later(Time at) {
@@ -243,14 +234,9 @@ private:
 
     // Packets of one origin must reach the host in order, each exactly once.
     void check_order(const PacketHeader& h) {
-        std::uint32_t i = expect_index_.find(h.origin);
-        const bool fresh = i == RankIndex::kNone;
-        if (fresh) {
-            i = expect_index_.insert(h.origin);
-            expected_.push_back({h.seq, 0});
-        }
-        Expect& e = expected_[i];
-        const bool in_order = fresh ? h.step == 0 : (h.seq == e.seq && h.step == e.step);
+        // The first packet from an origin must start a message; any message number will do.
+        Expect& e = expected_.get(h.origin, Expect{h.seq, 0});
+        const bool in_order = h.seq == e.seq && h.step == e.step;
         if (!in_order) {
             c_.fail("node " + std::to_string(rank_) + " got packet " + std::to_string(h.step) +
                     " of message " + std::to_string(h.seq) + " from origin " +
@@ -307,12 +293,9 @@ private:
     bool free_scheduled_ = false;
     bool send_ahead_ = false;  // the next transmit may start when the current receive ends
     std::vector<Receipt> receipts_;
-    RankIndex host_route_index_;
-    std::vector<std::vector<Rank>> host_routes_;  // children, by origin
-    RankIndex path_index_;
-    std::deque<std::vector<LinkId>> paths_;  // by destination, through path_index_
-    RankIndex expect_index_;
-    std::vector<Expect> expected_;  // the next packet from each origin
+    RankMap<std::vector<Rank>> host_routes_;  // children, by origin
+    RankMap<std::vector<LinkId>> paths_;      // by destination
+    RankMap<Expect> expected_;                // the next packet from each origin
 };
 
 Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwarding,

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/rank_index.h"
+#include "core/rank_map.h"
 #include "nic/nic.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
