@@ -1,12 +1,12 @@
-// A map from ranks to values: open addressing over a power-of-two table with a multiplicative
-// hash whose slots point straight at the values, kept in a deque (references stay valid as
-// entries are added). The NIC
-// looks its peers up once or twice per packet, and std::unordered_map (a division and a pointer
-// chase per lookup) was a fifth of a simulation's time.
+// A map from ranks to values, built for the packet path: values sit in one vector in the order
+// their ranks were added, so a value also has a dense index that callers can keep instead of
+// looking the rank up again. A map of up to kScan ranks is searched by scanning its ranks (one
+// cache line); a larger one through an open-addressing table with a multiplicative hash. Adding
+// a rank may move the values: pointers and references last until the next get(), indices for
+// the map's lifetime.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <utility>
 #include <vector>
 
@@ -17,55 +17,81 @@ namespace nicsim {
 template <typename T>
 class RankMap {
 public:
-    T* find(Rank rank) const {
-        if (slots_.empty()) return nullptr;
-        for (std::size_t i = slot(rank);; i = (i + 1) & (slots_.size() - 1)) {
-            if (slots_[i].value == nullptr || slots_[i].rank == rank) return slots_[i].value;
+    static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
+
+    // The index of `rank`'s value, or kAbsent.
+    std::uint32_t index(Rank rank) const {
+        if (keys_.size() <= kScan) {
+            for (std::uint32_t i = 0; i < keys_.size(); ++i) {
+                if (keys_[i] == rank) return i;
+            }
+            return kAbsent;
+        }
+        for (std::size_t s = slot(rank);; s = (s + 1) & (slots_.size() - 1)) {
+            if (slots_[s] == kAbsent || keys_[slots_[s]] == rank) return slots_[s];
         }
     }
 
-    // The value for `rank`, made from `args` the first time.
-    template <typename... Args>
-    T& get(Rank rank, Args&&... args) {
-        if (T* value = find(rank)) return *value;
-        if (2 * (keys_.size() + 1) > slots_.size()) grow();
-        T& value = values_.emplace_back(std::forward<Args>(args)...);
-        place(rank, &value);
-        keys_.push_back(rank);
-        return value;
+    T* find(Rank rank) {
+        const std::uint32_t i = index(rank);
+        return i == kAbsent ? nullptr : &values_[i];
+    }
+    const T* find(Rank rank) const {
+        const std::uint32_t i = index(rank);
+        return i == kAbsent ? nullptr : &values_[i];
     }
 
-    // The ranks present, in the order they were added.
+    // The index of `rank`'s value, made from `args` the first time.
+    template <typename... Args>
+    std::uint32_t add(Rank rank, Args&&... args) {
+        if (const std::uint32_t i = index(rank); i != kAbsent) return i;
+        const auto i = static_cast<std::uint32_t>(keys_.size());
+        keys_.push_back(rank);
+        values_.emplace_back(std::forward<Args>(args)...);
+        if (keys_.size() > kScan) {
+            if (2 * keys_.size() > slots_.size()) {
+                rehash();
+            } else {
+                place(i);
+            }
+        }
+        return i;
+    }
+    template <typename... Args>
+    T& get(Rank rank, Args&&... args) {
+        return values_[add(rank, std::forward<Args>(args)...)];
+    }
+
+    T& operator[](std::uint32_t i) { return values_[i]; }
+    const T& operator[](std::uint32_t i) const { return values_[i]; }
+    std::size_t size() const { return keys_.size(); }
+    // The ranks present, in the order they were added (the order of their indices).
     const std::vector<Rank>& keys() const { return keys_; }
 
 private:
-    struct Slot {
-        Rank rank = 0;
-        T* value = nullptr;
-    };
+    static constexpr std::size_t kScan = 8;
 
     std::size_t slot(Rank rank) const {
         return static_cast<std::size_t>((static_cast<std::uint32_t>(rank) * 0x9e3779b1u) >> shift_);
     }
-    void place(Rank rank, T* value) {
-        std::size_t i = slot(rank);
-        while (slots_[i].value != nullptr) i = (i + 1) & (slots_.size() - 1);
-        slots_[i] = {rank, value};
+    void place(std::uint32_t i) {
+        std::size_t s = slot(keys_[i]);
+        while (slots_[s] != kAbsent) s = (s + 1) & (slots_.size() - 1);
+        slots_[s] = i;
     }
-    void grow() {
-        std::vector<Slot> old = std::move(slots_);
-        slots_.assign(old.empty() ? 8 : 2 * old.size(), Slot{});
+    void rehash() {
+        std::size_t n = 16;
+        while (n < 2 * keys_.size()) n *= 2;
+        slots_.assign(n, kAbsent);
         shift_ = 32;
-        for (std::size_t n = slots_.size(); n > 1; n >>= 1) --shift_;
-        for (const Slot& s : old) {
-            if (s.value != nullptr) place(s.rank, s.value);
-        }
+        for (; n > 1; n >>= 1) --shift_;
+        for (std::uint32_t i = 0; i < keys_.size(); ++i) place(i);
     }
 
-    std::vector<Slot> slots_;
-    int shift_ = 32;
     std::vector<Rank> keys_;
-    std::deque<T> values_;
+    std::vector<T> values_;
+    std::vector<std::uint32_t> slots_;  // indices into keys_ and values_, once past kScan
+    int shift_ = 32;
 };
 
 }  // namespace nicsim

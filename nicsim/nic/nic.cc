@@ -6,7 +6,7 @@ namespace nicsim::nic {
 
 namespace {
 
-const std::vector<Rank> kNoChildren;
+const std::vector<std::uint32_t> kNoChildren;
 
 std::uint64_t message_key(Rank origin, Seq seq) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(origin)) << 32) | seq;
@@ -22,11 +22,14 @@ Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
       send_buffers_free_(config.send_buffers) {}
 
 void Nic::set_route(Rank origin, std::span<const Rank> children) {
-    routes_.get(origin).assign(children.begin(), children.end());
+    std::vector<PeerId> ids;
+    ids.reserve(children.size());
+    for (const Rank child : children) ids.push_back(peer_id(child));
+    routes_.get(origin) = std::move(ids);
 }
 
-const std::vector<Rank>& Nic::children_of(Rank origin) const {
-    const std::vector<Rank>* children = routes_.find(origin);
+const std::vector<Nic::PeerId>& Nic::children_of(Rank origin) const {
+    const std::vector<PeerId>* children = routes_.find(origin);
     return children == nullptr ? kNoChildren : *children;
 }
 
@@ -52,7 +55,7 @@ bool Nic::idle() const {
 }
 
 Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> payload,
-                        Rank from) {
+                        PeerId from) {
     BufferId id;
     if (free_.empty()) {
         id = static_cast<BufferId>(buffers_.size());
@@ -91,7 +94,7 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
         forward(id, children_of(rank_));
     } else {
         buffers_[id].sends_left = 1;
-        enqueue(id, dst);
+        enqueue(id, peer_id(dst));
     }
     maybe_free(id);
     return pump();
@@ -111,20 +114,21 @@ void Nic::post_host_buffers(int n) {
 
 Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
-    Peer& from = peer(src);
+    const PeerId from = peer_id(src);
+    Peer& p = peers_[from];
     if (header.credits != 0) {
-        from.send_credits += header.credits;
-        unblock(src, from);
+        p.send_credits += header.credits;
+        unblock(from);
     }
     switch (header.kind) {
     case PacketKind::credit:
         break;
     case PacketKind::multicast:
     case PacketKind::unicast: {
-        if (from.held + from.unreturned >= config_.credits) return Status::protocol;
-        ++from.held;
+        if (p.held + p.unreturned >= config_.credits) return Status::protocol;
+        ++p.held;
         ++stats_.data_received;
-        const BufferId id = hold(header, payload, src);
+        const BufferId id = hold(header, payload, from);
         buffers_[id].for_host = true;
         if (header.kind == PacketKind::multicast) forward(id, children_of(header.origin));
         deliver_or_keep(id);
@@ -137,11 +141,11 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     return failed(pump()) ? error_ : Status::ok;
 }
 
-void Nic::forward(BufferId id, const std::vector<Rank>& children) {
+void Nic::forward(BufferId id, const std::vector<PeerId>& children) {
     if (children.empty()) return;
     buffers_[id].sends_left = static_cast<int>(children.size());
     if (config_.forwarding == Forwarding::fpfs) {
-        for (const Rank child : children) enqueue(id, child);
+        for (const PeerId child : children) enqueue(id, child);
         return;
     }
     const PacketHeader& h = buffers_[id].header;
@@ -152,7 +156,7 @@ void Nic::forward(BufferId id, const std::vector<Rank>& children) {
     if (message.child == children.size()) fcfs_.erase(message_key(h.origin, h.seq));
 }
 
-void Nic::serve_fcfs(FcfsMessage& message, const std::vector<Rank>& children) {
+void Nic::serve_fcfs(FcfsMessage& message, const std::vector<PeerId>& children) {
     while (message.child < children.size()) {
         if (message.next < message.buffers.size()) {
             enqueue(message.buffers[message.next++], children[message.child]);
@@ -165,8 +169,8 @@ void Nic::serve_fcfs(FcfsMessage& message, const std::vector<Rank>& children) {
     }
 }
 
-void Nic::enqueue(BufferId id, Rank dst) {
-    Peer& p = peer(dst);
+void Nic::enqueue(BufferId id, PeerId dst) {
+    Peer& p = peers_[dst];
     if (p.blocked.empty() && p.send_credits > 0) {
         --p.send_credits;
         transmit_.push_back({id, dst});
@@ -176,7 +180,8 @@ void Nic::enqueue(BufferId id, Rank dst) {
     }
 }
 
-void Nic::unblock(Rank dst, Peer& p) {
+void Nic::unblock(PeerId dst) {
+    Peer& p = peers_[dst];
     while (!p.blocked.empty() && p.send_credits > 0) {
         --p.send_credits;
         transmit_.push_back({p.blocked.front(), dst});
@@ -217,7 +222,7 @@ void Nic::release_slot(Buffer& b) {
         }
         return;
     }
-    Peer& p = peer(b.from);
+    Peer& p = peers_[b.from];
     --p.held;
     ++p.unreturned;
     const int sender_has = config_.credits - p.held - p.unreturned;
@@ -244,7 +249,7 @@ Status Nic::progress() {
 Status Nic::pump() {
     while (!transmit_.empty() && !failed(error_)) {
         const Descriptor d = transmit_.front();
-        Peer& p = peer(d.dst);
+        Peer& p = peers_[d.dst];
         PacketHeader header;
         std::span<const std::byte> payload;
         if (d.buffer == kCreditUpdate) {
@@ -260,7 +265,7 @@ Status Nic::pump() {
             payload = buffers_[d.buffer].payload;
         }
         header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
-        const Status s = fabric_.transmit(d.dst, header, payload);
+        const Status s = fabric_.transmit(peers_.keys()[d.dst], header, payload);
         if (s == Status::again) {  // progress() offers it again
             if (d.buffer == kCreditUpdate) p.update_queued = true;
             return Status::ok;

@@ -22,13 +22,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "core/packet.h"
 #include "core/rank_map.h"
+#include "core/ring.h"
 #include "nic/fabric.h"
 #include "nic/host_port.h"
 
@@ -102,27 +102,28 @@ public:
 
 private:
     using BufferId = std::uint32_t;
+    using PeerId = std::uint32_t;  // a peer's index in peers_, kept instead of its rank
     static constexpr BufferId kCreditUpdate = ~BufferId{0};  // a descriptor for a credit packet
-    static constexpr Rank kFromHost = -1;
+    static constexpr PeerId kFromHost = ~PeerId{0};
 
     struct Buffer {
         PacketHeader header;
         std::vector<std::byte> payload;
-        Rank from = kFromHost;     // the sender whose window it belongs to, or the host
+        PeerId from = kFromHost;   // the sender whose window it belongs to, or the host
         int sends_left = 0;        // destinations it still has to reach
         bool for_host = false;     // still to be delivered to the host
         bool slot_held = false;    // still holds a send buffer, or a credit of its sender's
     };
     struct Descriptor {
         BufferId buffer;
-        Rank dst;
+        PeerId dst;
     };
     struct Peer {
         int send_credits;
-        std::deque<BufferId> blocked;
         int held = 0;        // its packets in our receive buffers
         int unreturned = 0;  // released buffers not yet credited back
         bool update_queued = false;
+        Ring<BufferId> blocked;
     };
     // FCFS keeps a message's packets until its last child has them.
     struct FcfsMessage {
@@ -132,17 +133,13 @@ private:
         bool complete = false;  // the last packet has arrived
     };
 
-    // Looks first: a Peer is costly to build (its deque allocates), and most calls find one.
-    Peer& peer(Rank rank) {
-        if (Peer* p = peers_.find(rank)) return *p;
-        return peers_.get(rank, Peer{config_.credits, {}});
-    }
-    const std::vector<Rank>& children_of(Rank origin) const;
-    BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, Rank from);
-    void forward(BufferId buffer, const std::vector<Rank>& children);
-    void serve_fcfs(FcfsMessage& message, const std::vector<Rank>& children);
-    void enqueue(BufferId buffer, Rank dst);
-    void unblock(Rank dst, Peer& p);
+    PeerId peer_id(Rank rank) { return peers_.add(rank, Peer{config_.credits, 0, 0, false, {}}); }
+    const std::vector<PeerId>& children_of(Rank origin) const;
+    BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
+    void forward(BufferId buffer, const std::vector<PeerId>& children);
+    void serve_fcfs(FcfsMessage& message, const std::vector<PeerId>& children);
+    void enqueue(BufferId buffer, PeerId dst);
+    void unblock(PeerId dst);
     void deliver_or_keep(BufferId buffer);
     void hand_to_host(BufferId buffer);
     void release_slot(Buffer& buffer);
@@ -159,10 +156,10 @@ private:
     int send_buffers_free_;
     bool host_waits_for_space_ = false;
     int host_buffers_ = 0;
-    std::deque<BufferId> to_host_;  // waiting for a host buffer, in arrival order
-    std::deque<Descriptor> transmit_;
+    Ring<BufferId> to_host_;  // waiting for a host buffer, in arrival order
+    Ring<Descriptor> transmit_;
     RankMap<Peer> peers_;
-    RankMap<std::vector<Rank>> routes_;  // children, by origin
+    RankMap<std::vector<PeerId>> routes_;  // children, by origin
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
     Status error_ = Status::ok;
     NicStats stats_;

@@ -284,9 +284,9 @@ private:
     Time host_free_ = 0;  // the host CPU
     Time bus_free_ = 0;   // the I/O bus between them
     Time last_post_ = 0;
-    std::deque<Outgoing> outgoing_;
-    std::deque<Posting> posting_;  // on the I/O bus towards the send queue
-    std::deque<Time> reposts_;     // when host buffers become free again
+    Ring<Outgoing> outgoing_;
+    Ring<Posting> posting_;  // on the I/O bus towards the send queue
+    Ring<Time> reposts_;     // when host buffers become free again
     bool host_scheduled_ = false;
     bool waiting_for_space_ = false;
     bool wake_scheduled_ = false;

@@ -15,12 +15,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/rank_map.h"
+#include "core/ring.h"
 #include "nic/nic.h"
 #include "sim/model.h"
 #include "sim/simulator.h"

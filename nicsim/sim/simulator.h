@@ -31,22 +31,28 @@ public:
     std::uint64_t events_run() const { return events_run_; }
 
 private:
-    struct Event {
+    // The heap orders 16-byte keys: the time, then the scheduling order (high bits) with the
+    // event's slot in `events_` (low bits), so four children share one cache line and a sift
+    // moves half as much as it would with whole events.
+    static constexpr int kSlotBits = 24;
+    struct Key {
         Time at;
-        std::uint64_t order;
+        std::uint64_t order_slot;
+        bool operator<(const Key& other) const {
+            return at != other.at ? at < other.at : order_slot < other.order_slot;
+        }
+    };
+    struct Event {
         EventHandler* handler;
         std::uint32_t kind;
         std::uint32_t arg;
     };
-    // A 4-ary min-heap on (at, order): shallower than a binary heap, and its children share cache
-    // lines.
-    static bool before(const Event& a, const Event& b) {
-        return a.at != b.at ? a.at < b.at : a.order < b.order;
-    }
     void sift_up(std::size_t i);
     void sift_down(std::size_t i);
 
-    std::vector<Event> heap_;
+    std::vector<Key> heap_;  // a 4-ary min-heap
+    std::vector<Event> events_;
+    std::vector<std::uint32_t> free_slots_;
     Time now_ = 0;
     std::uint64_t next_order_ = 0;
     std::uint64_t events_run_ = 0;
