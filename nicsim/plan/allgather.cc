@@ -1,1 +1,106 @@
-// placeholder: filled in by the allgather planner work (issue 4)
+#include "plan/allgather.h"
+
+#include <algorithm>
+#include <array>
+
+namespace nicsim::plan {
+
+std::span<const AllgatherAlgorithm> allgather_algorithms() {
+    static constexpr std::array<AllgatherAlgorithm, 4> table{{
+        {"rd",
+         "NIC recursive doubling (seed 001): exchange with rank XOR 2^k, each step's blocks "
+         "combined into MTU packets; ranks beyond a power of two fold in and out",
+         false, true, allgather_recursive_doubling},
+        {"ab",
+         "NIC all-to-all broadcast with hopping packets (seed 001): each block follows its "
+         "origin's binomial tree, forwarded packet by packet; ceil(log2 N) hops",
+         false, false, allgather_all_to_all},
+        {"host-rd", "host-based recursive doubling, seed 001's baseline: the rd schedule", true,
+         true, allgather_recursive_doubling},
+        {"host-ring", "host-based ring: N - 1 steps, each passing one block to rank + 1", true,
+         true, allgather_ring},
+    }};
+    return table;
+}
+
+const AllgatherAlgorithm* find_allgather_algorithm(std::string_view name) {
+    const auto table = allgather_algorithms();
+    const auto it = std::find_if(
+        table.begin(), table.end(),
+        [name](const AllgatherAlgorithm& algorithm) { return algorithm.name == name; });
+    return it == table.end() ? nullptr : &*it;
+}
+
+std::vector<BlockRange> cyclic_blocks(Rank first, Rank count, Rank size) {
+    first = (first % size + size) % size;
+    const Rank head = std::min(count, size - first);  // the part before the wrap
+    std::vector<BlockRange> blocks;
+    if (count > head) blocks.push_back({0, count - head});
+    if (head > 0) {
+        // Wrapping all the way round meets the first range: one range, not two adjacent ones.
+        if (!blocks.empty() && blocks.back().count == first) {
+            blocks.back().count += head;
+        } else {
+            blocks.push_back({first, head});
+        }
+    }
+    return blocks;
+}
+
+Rank block_count(std::span<const BlockRange> blocks) {
+    Rank count = 0;
+    for (const BlockRange& range : blocks) count += range.count;
+    return count;
+}
+
+namespace {
+
+// The hop to `distance` ranks after the origin, if that is still in the group.
+std::optional<Hop> hop_to(std::int64_t distance, HopFlag flag, Rank size) {
+    if (distance >= size) return std::nullopt;
+    return Hop{static_cast<Rank>((flag.origin + distance) % size), flag};
+}
+
+}  // namespace
+
+std::optional<Hop> ab_first_hop(Rank rank, Rank size) {
+    return hop_to(1, {rank, 0}, size);
+}
+
+std::optional<Hop> ab_next_hop(HopFlag flag, Rank rank, Rank size) {
+    const Rank distance = ((rank - flag.origin) % size + size) % size;
+    const int j = flag.j + 1;
+    if (j > 30) return std::nullopt;  // 2^j > every Rank, so past every group
+    return hop_to(distance + (std::int64_t{1} << j), {flag.origin, j}, size);
+}
+
+std::uint64_t Packet::payload() const {
+    std::uint64_t bytes = 0;
+    for (const ByteRange& piece : pieces) bytes += piece.length;
+    return bytes;
+}
+
+std::vector<Packet> pack(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
+                         std::uint64_t mtu) {
+    if (mtu == 0) return {};
+    std::vector<Packet> packets(1);
+    std::uint64_t room = mtu;
+    for (const BlockRange& range : blocks) {
+        std::uint64_t offset = static_cast<std::uint64_t>(range.first) * block_bytes;
+        std::uint64_t left = static_cast<std::uint64_t>(range.count) * block_bytes;
+        while (left > 0) {
+            if (room == 0) {
+                packets.emplace_back();
+                room = mtu;
+            }
+            const std::uint64_t length = std::min(left, room);
+            packets.back().pieces.push_back({offset, length});
+            offset += length;
+            left -= length;
+            room -= length;
+        }
+    }
+    return packets;
+}
+
+}  // namespace nicsim::plan

@@ -1,1 +1,143 @@
-// placeholder: filled in by the allgather planner work (issue 4)
+// Planner: allgather schedules, hopping packets and packing (seed 001 §4.1.2).
+//
+// Every rank contributes one block of B bytes and ends with all N blocks; the block of origin
+// rank o lies at byte o * B of the gathered buffer, so blocks are named by origin and a range of
+// consecutive origins is one contiguous run of bytes.
+//
+// A schedule is a list of steps per rank, read like a barrier schedule (barrier.h): at each step
+// a rank first makes its sends, then waits for its receives, then moves on. Step numbers are
+// global, so a packet carries its step and may arrive before its receiver gets there. A send
+// carries only blocks its rank held when the step began (its own and those received at earlier
+// steps), every send is matched by a receive of the same blocks at the same step, so both sides
+// cut it into the same packets (pack()), and no rank receives a block twice. Every peer a
+// schedule names is in the rank's binomial group (group.h).
+//
+//   algorithm   steps, N = 2^m   other N             a step                     packets
+//   rd          m                floor(log2 N) + 2   exchange with rank ^ 2^k   combined
+//   ab          m                ceil(log2 N)        to rank + 2^k, from - 2^k  one origin each
+//   host-rd     as rd, each step driven by the host (seed 001's baseline)
+//   host-ring   N - 1            N - 1               one block to rank + 1      combined
+//
+// Seed 001 §6: rd wins for small blocks, whose log N steps fit in few packets; ab wins for large
+// ones, where combining no longer saves packets and forwarding each packet as it arrives does.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace nicsim::plan {
+
+// The blocks of origins first .. first + count - 1.
+struct BlockRange {
+    Rank first = 0;
+    Rank count = 0;
+
+    friend bool operator==(const BlockRange&, const BlockRange&) = default;
+};
+
+// The blocks a rank sends to or receives from one peer at one step: ranges in ascending order,
+// neither overlapping nor adjacent.
+struct Transfer {
+    Rank peer = 0;
+    std::vector<BlockRange> blocks;
+
+    friend bool operator==(const Transfer&, const Transfer&) = default;
+};
+
+struct AllgatherStep {
+    std::vector<Transfer> sends;
+    std::vector<Transfer> recvs;
+
+    friend bool operator==(const AllgatherStep&, const AllgatherStep&) = default;
+};
+
+using AllgatherSchedule = std::vector<AllgatherStep>;
+
+struct AllgatherAlgorithm {
+    std::string_view name;
+    std::string_view description;
+    bool on_host;   // a host-based baseline: the host drives every step, not the NIC
+    bool combines;  // a transfer's blocks share packets (pack(transfer.blocks)); otherwise each
+                    // origin's block travels in packets of its own (pack({origin, 1})), which is
+                    // what lets ab forward a packet as it is
+    AllgatherSchedule (*plan)(Rank rank, Rank size);  // 0 <= rank < size
+};
+
+// The table of allgather algorithms; index 0 (rd) is the default.
+std::span<const AllgatherAlgorithm> allgather_algorithms();
+
+// nullptr when no algorithm has this name.
+const AllgatherAlgorithm* find_allgather_algorithm(std::string_view name);
+
+AllgatherSchedule allgather_recursive_doubling(Rank rank, Rank size);  // rd, host-rd
+AllgatherSchedule allgather_all_to_all(Rank rank, Rank size);          // ab
+AllgatherSchedule allgather_ring(Rank rank, Rank size);                // host-ring
+
+// The blocks of `count` consecutive origins from `first` (taken modulo size) on, wrapping from
+// size - 1 to 0, as a Transfer's ranges: at most two. 0 <= count <= size.
+std::vector<BlockRange> cyclic_blocks(Rank first, Rank count, Rank size);
+
+// How many blocks the ranges name.
+Rank block_count(std::span<const BlockRange> blocks);
+
+// ab's hopping packets. A packet carries one origin's block (or a piece of it) and the flag
+// (i, j): i its origin, j log2 of the distance of the hop that brought it, the distance counted
+// in ranks after the origin modulo N. A NIC that has received a packet, or finished sending one,
+// passes it on by ab_next_hop(); a packet with flag (i, j) travels at step j of
+// allgather_all_to_all(), and reaches every rank but its origin exactly once.
+struct HopFlag {
+    Rank origin = 0;
+    int j = 0;
+
+    friend bool operator==(const HopFlag&, const HopFlag&) = default;
+};
+
+struct Hop {
+    Rank to = 0;
+    HopFlag flag;  // the flag the packet carries on this hop
+
+    friend bool operator==(const Hop&, const Hop&) = default;
+};
+
+// The first hop of `rank`'s own block: to rank + 1 (mod size) with flag (rank, 0); none when
+// size == 1.
+std::optional<Hop> ab_first_hop(Rank rank, Rank size);
+
+// The hop after `rank` has received or finished sending a packet with `flag`. With
+// d = (rank - i) mod size, the distance of rank after the origin: to rank d + 2^(j+1) after the
+// origin (mod size) with flag (i, j + 1); none when d + 2^(j+1) >= size.
+std::optional<Hop> ab_next_hop(HopFlag flag, Rank rank, Rank size);
+
+// Bytes [offset, offset + length) of the gathered buffer.
+struct ByteRange {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+
+    friend bool operator==(const ByteRange&, const ByteRange&) = default;
+};
+
+// One packet's payload: pieces in the order they are sent, each a run of bytes of one or more
+// consecutive blocks, so that a NIC moves each piece with one DMA.
+struct Packet {
+    std::vector<ByteRange> pieces;
+
+    std::uint64_t payload() const;
+
+    friend bool operator==(const Packet&, const Packet&) = default;
+};
+
+// The blocks' bytes, in block order, cut into as few packets as hold at most `mtu` payload
+// bytes each: every packet but the last is full, a block may straddle packets, and one packet
+// may carry many blocks. With no bytes to send (B == 0 or no blocks) this is one packet without
+// pieces: the step still needs it to synchronise, and the receiver knows from its own schedule
+// which blocks it stands for.
+// No packets at all when mtu == 0, which no transport has.
+std::vector<Packet> pack(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
+                         std::uint64_t mtu);
+
+}  // namespace nicsim::plan
