@@ -17,7 +17,7 @@ void Simulator::schedule(Time at, EventHandler& handler, std::uint32_t kind, std
         free_slots_.pop_back();
         events_[slot] = {&handler, kind, arg};
     }
-    heap_.push_back({at, next_order_++ << kSlotBits | slot});
+    heap_.push_back(Key{at} << 64 | next_order_++ << kSlotBits | slot);
     sift_up(heap_.size() - 1);
 }
 
@@ -28,10 +28,10 @@ std::uint64_t Simulator::run() {
         heap_.front() = heap_.back();
         heap_.pop_back();
         if (!heap_.empty()) sift_down(0);
-        const auto slot = static_cast<std::uint32_t>(top.order_slot & ((1u << kSlotBits) - 1));
+        const auto slot = static_cast<std::uint32_t>(top & ((1u << kSlotBits) - 1));
         const Event e = events_[slot];
         free_slots_.push_back(slot);
-        now_ = top.at;
+        now_ = static_cast<Time>(top >> 64);
         ++events_run_;
         e.handler->on_event(e.kind, e.arg);
     }
@@ -56,9 +56,14 @@ void Simulator::sift_down(std::size_t i) {
         const std::size_t first = 4 * i + 1;
         if (first >= n) break;
         std::size_t best = first;
-        const std::size_t last = first + 4 < n ? first + 4 : n;
-        for (std::size_t c = first + 1; c < last; ++c) {
-            if (heap_[c] < heap_[best]) best = c;
+        if (first + 4 <= n) {  // the usual case: four children, picked without branches
+            const std::size_t a = heap_[first + 1] < heap_[first] ? first + 1 : first;
+            const std::size_t b = heap_[first + 3] < heap_[first + 2] ? first + 3 : first + 2;
+            best = heap_[b] < heap_[a] ? b : a;
+        } else {
+            for (std::size_t c = first + 1; c < n; ++c) {
+                if (heap_[c] < heap_[best]) best = c;
+            }
         }
         if (!(heap_[best] < k)) break;
         heap_[i] = heap_[best];

@@ -31,17 +31,11 @@ public:
     std::uint64_t events_run() const { return events_run_; }
 
 private:
-    // The heap orders 16-byte keys: the time, then the scheduling order (high bits) with the
-    // event's slot in `events_` (low bits), so four children share one cache line and a sift
-    // moves half as much as it would with whole events.
+    // The heap orders 128-bit keys: the time, then the scheduling order, then the event's slot in
+    // `events_` (the low kSlotBits bits). One integer comparison orders two events, four
+    // children share one cache line, and a sift moves half as much as it would whole events.
     static constexpr int kSlotBits = 24;
-    struct Key {
-        Time at;
-        std::uint64_t order_slot;
-        bool operator<(const Key& other) const {
-            return at != other.at ? at < other.at : order_slot < other.order_slot;
-        }
-    };
+    using Key = unsigned __int128;
     struct Event {
         EventHandler* handler;
         std::uint32_t kind;
