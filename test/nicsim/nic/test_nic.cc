@@ -5,6 +5,7 @@
 // senders.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <vector>
