@@ -44,6 +44,12 @@ TEST(Model, PresetsCarryThePapersValues) {
     EXPECT_DOUBLE_EQ(k97.tr, 12.5);
     EXPECT_DOUBLE_EQ(k97.tns, 3.0);
     EXPECT_DOUBLE_EQ(k97.tnr, 2.0);
+    const Model gm = preset_model(*find_preset("gm-lanai9"));
+    EXPECT_EQ(gm.topology, "crossbar");
+    EXPECT_EQ(gm.nodes, 16);
+    EXPECT_EQ(gm.mtu, 4096);
+    EXPECT_DOUBLE_EQ(gm.link_bw, 250.0);  // 2 Gbit/s
+    EXPECT_EQ(gm.host_send, "dma");
     EXPECT_EQ(find_preset("nope"), nullptr);
 }
 
