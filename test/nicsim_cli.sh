@@ -36,6 +36,11 @@ check "kbinomial marks the optimal k (n = 16, m = 16: k = 1)" \
 check "bcast --json prints one JSON object with the latency" \
     sh -c 'out=$("$1" bcast --preset kesavan97 --bytes 640 --json) && test "$(printf "%s\n" "$out" | wc -l)" -eq 1 &&
            printf "%s\n" "$out" | grep -q "^{\"command\":\"bcast\".*\"latency_us\":[0-9.]*,\"done_us\":\[.*}$"' _ "$nicsim"
+check "bcast lists every node up to 64 nodes and summarises beyond" \
+    sh -c '"$1" bcast --preset kesavan97 --nodes 64 --bytes 64 | grep -q " 63: *[0-9.]*$" &&
+           out=$("$1" bcast --preset kesavan97 --nodes 65 --bytes 64) &&
+           printf "%s\n" "$out" | grep -q "^receivers done (us): first [0-9.]*, median [0-9.]*, last [0-9.]*" &&
+           test "$(printf "%s\n" "$out" | wc -l)" -eq 5' _ "$nicsim"
 check "throughput prints MB/s" \
     sh -c '"$1" throughput --preset lfc-myrinet --nodes 4 --bytes 4096 | grep -q "^throughput: [0-9.]* MB/s"' _ "$nicsim"
 trace=$(mktemp)

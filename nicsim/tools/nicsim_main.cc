@@ -177,6 +177,9 @@ int run_kbinomial(const Options& opts) {
     return 0;
 }
 
+// Up to this many nodes the text output lists every node's completion; beyond, a summary.
+constexpr std::size_t kPerNodeRows = 64;
+
 std::string per_node(const std::vector<double>& values) {
     std::string out;
     char buf[64];
@@ -268,7 +271,16 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
                     spec->messages);
     } else {
         std::printf("latency: %.2f us (the last receiver)\n", r.latency_us);
-        std::printf("completion per node (us):\n%s", per_node(r.done_us).c_str());
+        if (r.done_us.size() <= kPerNodeRows) {
+            std::printf("completion per node (us):\n%s", per_node(r.done_us).c_str());
+        } else {
+            std::vector<double> receivers = r.done_us;
+            receivers.erase(receivers.begin() + spec->root);
+            std::sort(receivers.begin(), receivers.end());
+            std::printf("receivers done (us): first %.2f, median %.2f, last %.2f (--json lists "
+                        "every node)\n",
+                        receivers.front(), receivers[receivers.size() / 2], receivers.back());
+        }
     }
     print_counts(r);
     return 0;
