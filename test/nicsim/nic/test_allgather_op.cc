@@ -516,6 +516,32 @@ TEST(AllgatherOp, ANackClimbsToTheFirstRankThatHasThePacket) {
     EXPECT_EQ(cluster.total().duplicates, 0u);
 }
 
+TEST(AllgatherOp, ASubtreeThatMissedAPacketHasItSentOnce) {
+    // ab, 16 ranks: 0 -> 1 is lost, so origin 0's block misses 1 and its subtree, every odd
+    // rank. All time out together: each asks its parent, and a parent that lacks the packet and
+    // asked for it itself passes nothing up. 0 sends it again once; it flows down as before.
+    Options o;
+    o.algorithm = "ab";
+    o.size = 16;
+    o.collectives = 1;
+    Cluster cluster(o);
+    bool lost = false;
+    cluster.drop_if = [&lost](const Wire& w) {
+        if (lost || !is_data(w, 0, 1)) return false;
+        return lost = true;
+    };
+    cluster.post_all();
+    cluster.drain();
+    for (Rank r = 0; r < o.size; ++r) cluster.timeout(r);
+    cluster.drain();
+    for (Rank r = 0; r < o.size; ++r) EXPECT_EQ(cluster.agent(r).test(0), Status::ok) << r;
+    const CollectiveStats t = cluster.total();
+    EXPECT_EQ(t.nacks_sent, 8u);  // one per odd rank
+    EXPECT_EQ(t.nacks_forwarded, 0u);
+    EXPECT_EQ(t.retransmitted, 1u);
+    EXPECT_EQ(t.duplicates, 0u);
+}
+
 TEST(AllgatherOp, ACompleteRankStillAnswersNacks) {
     // rd, 2 ranks: 1's only packet to 0 is lost; 1 completes, then answers 0's NACK.
     Options o;
@@ -557,6 +583,28 @@ TEST(AllgatherOp, RecursiveDoublingIgnoresANackForAStepItHasNotReached) {
     cluster.drain();
     for (Rank r = 0; r < o.size; ++r) EXPECT_EQ(cluster.agent(r).test(0), Status::ok) << r;
     EXPECT_EQ(cluster.agent(1).stats().retransmitted, 1u);
+}
+
+TEST(AllgatherOp, RecursiveDoublingAsksOnlyForItsCurrentStep) {
+    // rd, 8 ranks: 1 -> 0 at step 0 and 6 -> 2 at step 2 are lost. 2 waits at step 1 for 0,
+    // which waits for 1; 2 asks 0 only, not yet 6 (which could as well still be on its way).
+    Options o;
+    o.size = 8;
+    o.collectives = 1;
+    Cluster cluster(o);
+    cluster.drop_if = [](const Wire& w) { return is_data(w, 1, 0) || is_data(w, 6, 2); };
+    cluster.post_all();
+    cluster.drain();
+    cluster.drop_if = nullptr;
+    cluster.timeout(2);
+    EXPECT_EQ(cluster.agent(2).stats().nacks_sent, 1u);
+    ASSERT_EQ(cluster.wires().size(), 1u);
+    EXPECT_EQ(cluster.wires()[0].dst, 0);
+    for (int round = 0; round < 3; ++round) {
+        for (Rank r = 0; r < o.size; ++r) cluster.timeout(r);
+        cluster.drain();
+    }
+    for (Rank r = 0; r < o.size; ++r) EXPECT_EQ(cluster.agent(r).test(0), Status::ok) << r;
 }
 
 TEST(AllgatherOp, DuplicatesAreIgnoredAndNotForwarded) {
@@ -640,6 +688,21 @@ TEST(AllgatherOp, RejectsPacketsItDoesNotExpect) {
         EXPECT_EQ(agent.deliver(c.src, c.header, c.payload), Status::protocol) << c.what;
         EXPECT_EQ(agent.test(seq), Status::protocol) << c.what;
     }
+}
+
+TEST(AllgatherOp, ANackForACollectiveNotPostedHereIsDropped) {
+    // What it asks for leaves in the normal course once the collective is posted.
+    Recorder fabric;
+    Agent agent(0, 2, fabric);
+    PacketHeader nack = data_header(0, 0, 0, 0, 0);
+    nack.kind = PacketKind::nack;
+    EXPECT_EQ(agent.deliver(1, nack, {}), Status::ok);
+    EXPECT_EQ(agent.early_packets(), 0u);
+    std::vector<std::byte> result(2);
+    Seq seq;
+    ASSERT_EQ(agent.post_allgather(algorithm("ab"), 1, 64, result, &seq), Status::ok);
+    EXPECT_EQ(fabric.sent.size(), 1u);  // its block to 1, once
+    EXPECT_EQ(agent.stats().retransmitted, 0u);
 }
 
 TEST(AllgatherOp, ModelsTimeWithEmptyPayloads) {
@@ -737,6 +800,12 @@ TEST(Arrivals, CountsNewPacketsAndFindsTheMissingOnes) {
     for (const std::size_t i : {31u, 32u, 1023u}) EXPECT_TRUE(arrivals.record(i));
     EXPECT_TRUE(arrivals.complete());
     EXPECT_EQ(arrivals.next_missing(0), 1024u);
+
+    Arrivals gap(100);  // a search from inside a word into the next word's first bit
+    for (std::size_t i = 0; i < 100; ++i) {
+        if (i != 64) gap.record(i);
+    }
+    EXPECT_EQ(gap.next_missing(33), 64u);
 
     Arrivals odd(33), none(0);
     for (std::size_t i = 0; i < 32; ++i) odd.record(i);
