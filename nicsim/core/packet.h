@@ -27,6 +27,8 @@ enum class PacketKind : std::uint8_t {
     multicast = 2,  // forwarded along the origin's tree by every NIC it reaches
     unicast = 3,    // delivered to the receiving host only
     credit = 4,     // an explicit credit update, no payload
+    allgather = 5,  // a piece of an allgather's blocks (nic/allgather_op.h says which)
+    nack = 6,       // asks the receiver to send again the allgather packet it names, no payload
 };
 
 // flags
@@ -53,7 +55,8 @@ struct PacketHeader {
     friend bool operator==(const PacketHeader&, const PacketHeader&) = default;
 };
 
-// Payloads come with later collectives; barrier packets are header only.
+// The largest packet of the collectives the C API offers: barrier packets are header only.
+// (Allgather packets carry up to the MTU their caller chose.)
 constexpr std::size_t kPacketMaxBytes = PacketHeader::kBytes;
 
 }  // namespace nicsim

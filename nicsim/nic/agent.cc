@@ -1,27 +1,50 @@
 #include "nic/agent.h"
 
+#include "nic/allgather_op.h"
 #include "nic/barrier_op.h"
 
 namespace nicsim::nic {
 
-Agent::Agent(Rank rank, Rank size, Fabric& fabric) : rank_(rank), size_(size), tx_(fabric) {}
+namespace {
+
+// This rank's schedule for `algorithm`, planned on first use; null when the operation cannot run
+// it (`runs` says).
+template <typename Algorithm, typename Schedule>
+const Schedule* planned(std::unordered_map<const Algorithm*, Schedule>& cache,
+                        const Algorithm& algorithm, Rank rank, Rank size,
+                        bool (*runs)(const Schedule&)) {
+    auto it = cache.find(&algorithm);
+    if (it == cache.end()) {
+        Schedule steps = algorithm.plan(rank, size);
+        if (!runs(steps)) return nullptr;
+        it = cache.emplace(&algorithm, std::move(steps)).first;
+    }
+    return &it->second;
+}
+
+}  // namespace
+
+Agent::Agent(Rank rank, Rank size, Fabric& fabric, const ChannelConfig& channels)
+    : rank_(rank), size_(size), tx_(fabric), channels_(channels) {}
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
-    const plan::BarrierSchedule* steps = schedule(algorithm);
+    const auto* steps = planned(barrier_schedules_, algorithm, rank_, size_, &BarrierOp::runs);
     if (steps == nullptr) return Status::invalid;
     return start(std::make_unique<BarrierOp>(next_seq_, *steps, tx_), seq);
 }
 
-const plan::BarrierSchedule* Agent::schedule(const plan::BarrierAlgorithm& algorithm) {
-    auto it = schedules_.find(&algorithm);
-    if (it == schedules_.end()) {
-        plan::BarrierSchedule steps = algorithm.plan(rank_, size_);
-        for (const plan::BarrierStep& step : steps) {
-            if (step.recv_from.size() > plan::kMaxBarrierSenders) return nullptr;
-        }
-        it = schedules_.emplace(&algorithm, std::move(steps)).first;
+Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
+                             std::uint32_t mtu, std::span<std::byte> result, Seq* seq) {
+    // size * block_bytes <= mtu * kAllgatherMaxPackets bounds every transfer's packets.
+    if (algorithm.on_host || mtu == 0 || block_bytes > mtu * kAllgatherMaxPackets / size_ ||
+        (!result.empty() && result.size() != block_bytes * static_cast<std::uint64_t>(size_))) {
+        return Status::invalid;
     }
-    return &it->second;
+    const auto* steps = planned(allgather_schedules_, algorithm, rank_, size_, &AllgatherOp::runs);
+    if (steps == nullptr) return Status::invalid;
+    return start(std::make_unique<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
+                                               block_bytes, mtu, result, tx_, stats_),
+                 seq);
 }
 
 Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
@@ -33,15 +56,11 @@ Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
     slot.op = std::move(op);
     settle(s, slot, slot.op->start());
     if (const auto early = early_.find(s); early != early_.end()) {
+        // The host copies the early payloads out of the channel.
         std::vector<EarlyPacket> packets = std::move(early->second);
         early_.erase(early);
         for (const EarlyPacket& p : packets) {
-            if (slot.status != Status::in_progress) break;
-            if (p.header.kind != slot.op->kind()) {
-                settle(s, slot, Status::protocol);
-                break;
-            }
-            settle(s, slot, slot.op->on_packet(p.src, p.header, p.payload));
+            feed(slot, p.src, p.header, channels_.read(s, p.payload));
         }
     }
     return failed(slot.status) ? slot.status : Status::ok;
@@ -49,20 +68,37 @@ Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
 
 Status Agent::deliver(Rank src, std::span<const std::byte> packet) {
     const auto header = PacketHeader::decode(packet);
-    if (src < 0 || src >= size_ || !header) return Status::protocol;
-    const auto payload = packet.subspan(PacketHeader::kBytes);
-    const auto it = ops_.find(header->seq);
-    if (it == ops_.end()) {
-        if (!is_future(header->seq)) return Status::protocol;  // its collective is long over
-        early_[header->seq].push_back({src, *header, {payload.begin(), payload.end()}});
-        return Status::ok;
-    }
-    Slot& slot = it->second;
-    if (slot.status != Status::in_progress || header->kind != slot.op->kind()) {
+    if (!header) return Status::protocol;
+    return deliver(src, *header, packet.subspan(PacketHeader::kBytes));
+}
+
+Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (src < 0 || src >= size_ || (!payload.empty() && payload.size() != header.payload_bytes)) {
         return Status::protocol;
     }
-    const Status s = slot.op->on_packet(src, *header, payload);
-    settle(header->seq, slot, s);
+    const auto it = ops_.find(header.seq);
+    if (it == ops_.end()) return keep_early(src, header, payload);
+    return feed(it->second, src, header, payload);
+}
+
+Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (!is_future(header.seq)) return Status::protocol;  // its collective is long over
+    // A NACK for a collective not posted here asks for a packet that leaves once it is.
+    if (header.kind == PacketKind::nack) return Status::ok;
+    const auto kept = channels_.store(header.seq, header.payload_bytes, payload);
+    if (!kept) {
+        ++stats_.early_dropped;  // its collective asks for it again once posted
+        return Status::ok;
+    }
+    early_[header.seq].push_back({src, header, *kept});
+    return Status::ok;
+}
+
+Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
+                   std::span<const std::byte> payload) {
+    if (failed(slot.status)) return Status::protocol;
+    const Status s = slot.op->on_packet(src, header, payload);
+    if (slot.status == Status::in_progress) settle(slot.seq, slot, s);  // may forget the slot
     return failed(s) ? s : Status::ok;
 }
 
@@ -76,6 +112,14 @@ Status Agent::progress() {
         return s;
     }
     return tx_.queued() == 0 ? Status::ok : Status::in_progress;
+}
+
+Status Agent::timeout() {
+    for (auto it = ops_.begin(); it != ops_.end();) {
+        Slot& slot = (it++)->second;  // settle() may erase the slot
+        if (slot.status == Status::in_progress) settle(slot.seq, slot, slot.op->on_timeout());
+    }
+    return progress();
 }
 
 void Agent::settle(Seq seq, Slot& slot, Status s) {
@@ -100,6 +144,12 @@ void Agent::release(Seq seq) {
     } else {
         it->second.released = true;
     }
+}
+
+Status Agent::recycle(Seq seq) {
+    if (is_future(seq)) return Status::invalid;  // its early packets may still need the channel
+    channels_.recycle(seq);
+    return Status::ok;
 }
 
 bool Agent::is_future(Seq seq) const {

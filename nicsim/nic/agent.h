@@ -1,21 +1,23 @@
 // The NIC agent of one rank in one group: numbers collectives in call order, routes each arriving
-// packet to its collective, keeps packets that arrive before their collective is posted, and owns
-// the transmit queue.
+// packet to its collective, keeps packets that arrive before their collective is posted (their
+// payloads in the global collective channels), and owns the transmit queue.
 #pragma once
 
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
+#include "nic/channels.h"
 #include "nic/operation.h"
 #include "nic/tx_queue.h"
+#include "plan/allgather.h"
 #include "plan/barrier.h"
 
 namespace nicsim::nic {
 
 class Agent {
 public:
-    Agent(Rank rank, Rank size, Fabric& fabric);
+    Agent(Rank rank, Rank size, Fabric& fabric, const ChannelConfig& channels = {});
     // Collectives in flight hold references into the agent: it stays where it was made.
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
@@ -23,24 +25,48 @@ public:
     // Posts the group's next collective. On success `*seq` names it for test() and release().
     Status post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq);
 
-    // A packet from `src` arrived. A packet its collective rejects fails that collective; one
-    // that names no collective is only reported.
+    // An allgather of `block_bytes` per rank in packets of at most `mtu` payload bytes
+    // (allgather_op.h). `result` holds size * block_bytes bytes with this rank's block in place,
+    // or is empty to model time only; it must stay valid and unchanged until release(seq).
+    // invalid for a host-based algorithm, mtu 0, a result of another size, or more than
+    // kAllgatherMaxPackets packets in one transfer.
+    Status post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
+                          std::uint32_t mtu, std::span<std::byte> result, Seq* seq);
+
+    // A packet from `src` arrived. A packet its collective rejects fails that collective, unless
+    // the collective is already complete; one that names no collective is only reported.
     Status deliver(Rank src, std::span<const std::byte> packet);
+    // The same, the header already decoded and the payload either payload_bytes long or, when
+    // only time is modelled (the simulator), empty.
+    Status deliver(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
 
     // Offers queued packets to the fabric again: ok when none is left, in_progress while some
     // still wait, or the transport error, which fails every collective in flight.
     Status progress();
 
+    // The driver deems the packets this rank waits for overdue (the agent has no clock): every
+    // collective in progress asks its peers for them again (seed 001 §4.3.1). Then offers the
+    // queue as progress() does and returns what it returns.
+    Status timeout();
+
     // ok when this rank's part of collective `seq` is complete (its packets handed to the fabric
     // included), in_progress, or the error that failed it.
     Status test(Seq seq) const;
 
-    // The host no longer asks about `seq`; it is forgotten once done.
+    // The host no longer asks about `seq`; it is forgotten once done, and no longer answers a
+    // peer's NACK. Release a collective that retransmits only when no peer can still miss a
+    // packet of it: after every rank completed it.
     void release(Seq seq);
+
+    // Every rank of the group has completed `seq` and every collective before it: the channels
+    // they used may take later collectives' packets (channels.h). invalid when `seq` is not
+    // posted here yet.
+    Status recycle(Seq seq);
 
     // Collectives posted and not yet forgotten, and packets kept for collectives not yet posted.
     std::size_t active() const { return ops_.size(); }
     std::size_t early_packets() const;
+    const CollectiveStats& stats() const { return stats_; }
 
 private:
     struct Slot {
@@ -52,23 +78,28 @@ private:
     struct EarlyPacket {
         Rank src;
         PacketHeader header;
-        std::vector<std::byte> payload;
+        Channels::Slice payload;
     };
 
     Status start(std::unique_ptr<Operation> op, Seq* seq);
-    // This rank's schedule for `algorithm`, planned on first use; null when a step would expect
-    // more than plan::kMaxBarrierSenders tokens.
-    const plan::BarrierSchedule* schedule(const plan::BarrierAlgorithm& algorithm);
+    Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    Status feed(Slot& slot, Rank src, const PacketHeader& header,
+                std::span<const std::byte> payload);
     void settle(Seq seq, Slot& slot, Status s);
     bool is_future(Seq seq) const;
 
     Rank rank_;
     Rank size_;
     TxQueue tx_;
+    Channels channels_;
+    CollectiveStats stats_;
     Seq next_seq_ = 0;
     std::unordered_map<Seq, Slot> ops_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
-    std::unordered_map<const plan::BarrierAlgorithm*, plan::BarrierSchedule> schedules_;
+    // Each rank's schedules, planned once per algorithm.
+    std::unordered_map<const plan::BarrierAlgorithm*, plan::BarrierSchedule> barrier_schedules_;
+    std::unordered_map<const plan::AllgatherAlgorithm*, plan::AllgatherSchedule>
+        allgather_schedules_;
 };
 
 }  // namespace nicsim::nic

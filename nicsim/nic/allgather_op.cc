@@ -1,1 +1,301 @@
-// placeholder: filled in by the NIC allgather work (issue 4)
+#include "nic/allgather_op.h"
+
+#include <algorithm>
+#include <array>
+
+namespace nicsim::nic {
+
+namespace {
+
+constexpr std::uint32_t kIndexMask = kAllgatherMaxPackets - 1;
+
+std::size_t step_of(const PacketHeader& h) {
+    return h.step >> kAllgatherIndexBits;
+}
+std::uint32_t index_of(const PacketHeader& h) {
+    return h.step & kIndexMask;
+}
+
+// Where `origin` comes among the blocks the ranges name, in their order.
+std::optional<std::size_t> position(std::span<const plan::BlockRange> blocks, Rank origin) {
+    std::size_t before = 0;
+    for (const plan::BlockRange& range : blocks) {
+        if (origin >= range.first && origin - range.first < range.count) {
+            return before + static_cast<std::size_t>(origin - range.first);
+        }
+        before += static_cast<std::size_t>(range.count);
+    }
+    return std::nullopt;
+}
+
+// The origin at `pos` among the blocks the ranges name: the inverse of position().
+Rank origin_at(std::span<const plan::BlockRange> blocks, std::size_t pos) {
+    for (const plan::BlockRange& range : blocks) {
+        if (pos < static_cast<std::size_t>(range.count))
+            return range.first + static_cast<Rank>(pos);
+        pos -= static_cast<std::size_t>(range.count);
+    }
+    return -1;  // past the blocks: no caller asks
+}
+
+}  // namespace
+
+bool AllgatherOp::runs(const plan::AllgatherSchedule& schedule) {
+    return schedule.size() <= kAllgatherMaxSteps &&
+           std::all_of(schedule.begin(), schedule.end(),
+                       [](const plan::AllgatherStep& step) { return step.recvs.size() <= 1; });
+}
+
+AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
+                         const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
+                         std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
+                         CollectiveStats& stats)
+    : seq_(seq),
+      rank_(rank),
+      size_(size),
+      combines_(combines),
+      schedule_(schedule),
+      block_bytes_(block_bytes),
+      mtu_(mtu),
+      result_(result),
+      tx_(tx),
+      stats_(stats),
+      per_block_(plan::packet_count(std::array{plan::BlockRange{0, 1}}, block_bytes, mtu)) {
+    arrived_.reserve(schedule.size());
+    for (const plan::AllgatherStep& step : schedule) {
+        arrived_.emplace_back(step.recvs.empty() ? 0 : packets_in(step.recvs.front().blocks));
+    }
+    if (!combines_) asked_ = arrived_;
+}
+
+Status AllgatherOp::start() {
+    if (!combines_) {
+        for (std::uint32_t q = 0; q < per_block_; ++q) {
+            const Status s = send_hops(plan::ab_first_hop(rank_, size_), q, block_packet(rank_, q));
+            if (failed(s)) return s;
+        }
+    }
+    return advance();
+}
+
+Status AllgatherOp::on_packet(Rank src, const PacketHeader& header,
+                              std::span<const std::byte> payload) {
+    switch (header.kind) {
+        case PacketKind::allgather:
+            return on_data(src, header, payload);
+        case PacketKind::nack: {
+            const std::size_t step = step_of(header);
+            if (header.payload_bytes != 0 || step >= schedule_.size()) return Status::protocol;
+            return combines_ ? resend_step(src, step, index_of(header), header.origin)
+                             : resend_hop(src, step, index_of(header), header.origin);
+        }
+        default:
+            return Status::protocol;
+    }
+}
+
+Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
+                            std::span<const std::byte> payload) {
+    const auto slot = slot_of(src, header);
+    if (!slot) return Status::protocol;
+    const std::size_t step = step_of(header);
+    const plan::Packet layout = expected(step, *slot);
+    const std::uint64_t bytes = layout.payload();
+    if (header.payload_bytes != bytes || payload.size() != (result_.empty() ? 0 : bytes)) {
+        return Status::protocol;
+    }
+    if (!arrived_[step].record(*slot)) {
+        ++stats_.duplicates;
+        return status();
+    }
+    place(layout, payload);
+    if (!combines_) {
+        const plan::HopFlag flag{header.origin, static_cast<int>(step)};
+        const Status s = send_hops(plan::ab_next_hop(flag, rank_, size_), index_of(header), layout);
+        if (failed(s)) return s;
+    }
+    return advance();
+}
+
+Status AllgatherOp::on_timeout() {
+    const std::size_t last = combines_ ? step_ + 1 : schedule_.size();
+    for (std::size_t step = step_; step < last; ++step) {
+        const Arrivals& arrived = arrived_[step];
+        if (!combines_) asked_[step] = Arrivals(arrived.expected());  // a new round of asking
+        for (std::size_t slot = arrived.next_missing(0); slot < arrived.expected();
+             slot = arrived.next_missing(slot + 1)) {
+            ++stats_.nacks_sent;
+            if (const Status s = ask(step, slot); failed(s)) return s;
+        }
+    }
+    return status();
+}
+
+Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin) {
+    const auto& sends = schedule_[step].sends;
+    const auto to = std::find_if(sends.begin(), sends.end(),
+                                 [src](const plan::Transfer& t) { return t.peer == src; });
+    if (origin != rank_ || to == sends.end() || index >= packets_in(to->blocks)) {
+        return Status::protocol;  // src gets no such packet from this rank
+    }
+    if (step > step_ || (step == step_ && !step_sent_)) return status();  // not sent yet
+    ++stats_.retransmitted;
+    const Status s =
+        send(src, header(PacketKind::allgather, step, index, rank_), packet_at(to->blocks, index));
+    return failed(s) ? s : status();
+}
+
+Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin) {
+    // Origin's block leaves this rank along these hops: from the start if it is its own, else
+    // once it has arrived at step `from`.
+    std::optional<std::size_t> from;
+    std::optional<plan::Hop> hop;
+    if (origin == rank_) {
+        hop = plan::ab_first_hop(rank_, size_);
+    } else {
+        from = step_receiving(origin);
+        if (!from) return Status::protocol;
+        hop = plan::ab_next_hop({origin, static_cast<int>(*from)}, rank_, size_);
+    }
+    const int j = static_cast<int>(step);
+    while (hop && hop->flag.j < j) hop = plan::ab_next_hop(hop->flag, rank_, size_);
+    if (!hop || hop->flag.j != j || hop->to != src || index >= per_block_) {
+        return Status::protocol;  // src gets no such packet from this rank
+    }
+    Status s;
+    const std::optional<std::size_t> slot = from ? hop_slot(*from, origin, index) : std::nullopt;
+    if (!from || arrived_[*from].has(*slot)) {
+        ++stats_.retransmitted;
+        s = send(src, header(PacketKind::allgather, step, index, origin),
+                 block_packet(origin, index));
+    } else if (!asked_[*from].has(*slot)) {
+        ++stats_.nacks_forwarded;
+        s = ask(*from, *slot);
+    } else {
+        s = Status::ok;  // asked already: the packet goes on to src too once it arrives
+    }
+    return failed(s) ? s : status();
+}
+
+Status AllgatherOp::advance() {
+    while (step_ < schedule_.size()) {
+        if (combines_ && !step_sent_) {
+            for (const plan::Transfer& transfer : schedule_[step_].sends) {
+                const std::uint64_t packets = packets_in(transfer.blocks);
+                for (std::uint32_t i = 0; i < packets; ++i) {
+                    const Status s =
+                        send(transfer.peer, header(PacketKind::allgather, step_, i, rank_),
+                             packet_at(transfer.blocks, i));
+                    if (failed(s)) return s;
+                }
+            }
+            step_sent_ = true;
+        }
+        if (!arrived_[step_].complete()) return Status::in_progress;
+        ++step_;
+        step_sent_ = false;
+    }
+    return Status::ok;
+}
+
+std::optional<std::size_t> AllgatherOp::slot_of(Rank src, const PacketHeader& header) const {
+    const std::size_t step = step_of(header);
+    const std::uint32_t index = index_of(header);
+    if (step >= schedule_.size() || schedule_[step].recvs.empty() ||
+        schedule_[step].recvs.front().peer != src) {
+        return std::nullopt;
+    }
+    if (!combines_) return hop_slot(step, header.origin, index);
+    if (header.origin != src || index >= arrived_[step].expected()) return std::nullopt;
+    return index;
+}
+
+std::optional<std::size_t> AllgatherOp::hop_slot(std::size_t step, Rank origin,
+                                                 std::uint32_t index) const {
+    const auto& recvs = schedule_[step].recvs;
+    if (recvs.empty() || index >= per_block_) return std::nullopt;
+    const auto pos = position(recvs.front().blocks, origin);
+    if (!pos) return std::nullopt;
+    return *pos * per_block_ + index;
+}
+
+std::optional<std::size_t> AllgatherOp::step_receiving(Rank origin) const {
+    for (std::size_t step = 0; step < schedule_.size(); ++step) {
+        if (hop_slot(step, origin, 0)) return step;
+    }
+    return std::nullopt;
+}
+
+PacketHeader AllgatherOp::header(PacketKind kind, std::size_t step, std::uint32_t index,
+                                 Rank origin) const {
+    PacketHeader h;
+    h.kind = kind;
+    h.seq = seq_;
+    h.step = static_cast<std::uint32_t>(step) << kAllgatherIndexBits | index;
+    h.origin = origin;
+    return h;
+}
+
+Status AllgatherOp::ask(std::size_t step, std::size_t slot) {
+    const plan::Transfer& recv = schedule_[step].recvs.front();
+    const auto index = static_cast<std::uint32_t>(combines_ ? slot : slot % per_block_);
+    const Rank origin = combines_ ? recv.peer : origin_at(recv.blocks, slot / per_block_);
+    if (!combines_) asked_[step].record(slot);
+    return tx_.send(recv.peer, header(PacketKind::nack, step, index, origin));
+}
+
+std::uint64_t AllgatherOp::packets_in(std::span<const plan::BlockRange> blocks) const {
+    if (combines_) return plan::packet_count(blocks, block_bytes_, mtu_);
+    return static_cast<std::uint64_t>(plan::block_count(blocks)) * per_block_;
+}
+
+plan::Packet AllgatherOp::packet_at(std::span<const plan::BlockRange> blocks,
+                                    std::uint64_t index) const {
+    return plan::packet_at(blocks, block_bytes_, mtu_, index);
+}
+
+plan::Packet AllgatherOp::block_packet(Rank origin, std::uint32_t index) const {
+    return packet_at(std::array{plan::BlockRange{origin, 1}}, index);
+}
+
+plan::Packet AllgatherOp::expected(std::size_t step, std::size_t slot) const {
+    const auto& blocks = schedule_[step].recvs.front().blocks;
+    if (combines_) return packet_at(blocks, slot);
+    return block_packet(origin_at(blocks, slot / per_block_),
+                        static_cast<std::uint32_t>(slot % per_block_));
+}
+
+Status AllgatherOp::send(Rank dst, PacketHeader header, const plan::Packet& layout) {
+    header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
+    if (result_.empty() || layout.pieces.empty()) return tx_.send(dst, header);
+    if (layout.pieces.size() == 1) {
+        const plan::ByteRange piece = layout.pieces.front();
+        return tx_.send(dst, header, result_.subspan(piece.offset, piece.length));
+    }
+    scratch_.clear();
+    for (const plan::ByteRange& piece : layout.pieces) {
+        const auto bytes = result_.subspan(piece.offset, piece.length);
+        scratch_.insert(scratch_.end(), bytes.begin(), bytes.end());
+    }
+    return tx_.send(dst, header, scratch_);
+}
+
+Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,
+                              const plan::Packet& layout) {
+    for (; hop; hop = plan::ab_next_hop(hop->flag, rank_, size_)) {
+        const Status s = send(
+            hop->to, header(PacketKind::allgather, hop->flag.j, index, hop->flag.origin), layout);
+        if (failed(s)) return s;
+    }
+    return Status::ok;
+}
+
+void AllgatherOp::place(const plan::Packet& layout, std::span<const std::byte> payload) {
+    if (result_.empty()) return;
+    for (const plan::ByteRange& piece : layout.pieces) {
+        std::copy_n(payload.begin(), piece.length, result_.begin() + piece.offset);
+        payload = payload.subspan(piece.length);
+    }
+}
+
+}  // namespace nicsim::nic

@@ -1,1 +1,141 @@
-// placeholder: filled in by the NIC allgather work (issue 4)
+// An allgather executing a plan::AllgatherSchedule on one rank's NIC (seed 001 §4, §5.2).
+//
+// The result buffer is the gathered buffer of plan/allgather.h: one block of B bytes per rank,
+// origin o's at byte o * B, this rank's own block in place when the collective is posted. Every
+// arriving piece is written where it belongs, and every packet is sent from there: a block
+// reaches this host once and leaves it as often as the schedule (or a NACK) asks, without
+// another copy (only a combined packet whose pieces lie apart is gathered first). An empty result
+// buffer models time only: packets go out with empty payloads and headers that announce the
+// bytes they would carry, and arrive the same way.
+//
+// The algorithm says how blocks move:
+//
+//   combining (rd)  step by step, like a barrier. Entering step k the rank sends each of the
+//                   step's transfers, cut by pack(), and moves on once every packet of the step's
+//                   receive is in. Packets of later steps may come first; they are placed at once.
+//   hopping (ab)    each block travels in packets of its own, each carrying its hop flag (i, j).
+//                   The moment a packet arrives it goes on, as is, to every later hop of
+//                   ab_next_hop(); the origin sends its own along ab_first_hop() and on. The
+//                   steps only say which origins come from which peer.
+//
+// Packet encoding. Data packets are of kind allgather:
+//
+//   seq      the collective
+//   step     31         24 23                                     0
+//            +------------+---------------------------------------+
+//            |  step k    |  packet index                         |
+//            +------------+---------------------------------------+
+//            k: the schedule step; for a hopping packet the j of its flag, which is the step it
+//            travels at. index: combining, among pack() of step k's transfer; hopping, among
+//            pack({i, 1}) of block i
+//   origin   combining: the sender; hopping: i, the block's origin
+//   payload  the packet's pieces of the gathered buffer back to back (plan::Packet), or empty
+//            when only time is modelled; payload_bytes is their length either way
+//
+// The receiver's own schedule says which blocks step k brings from which peer, so (step, origin,
+// index) locates the bytes and the packet's bit in the step's Arrivals; a second copy finds its
+// bit set and is dropped.
+//
+// Reliability is receiver-driven (seed 001 §4.3.1): nothing is acknowledged. When the driver
+// deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends, for
+// each missing packet, a NACK to the peer it expects the packet from: a payload-less packet of
+// kind nack with the missing packet's seq, step and origin. A combining rank asks only for its
+// current step (the senders of later steps may not be there yet); a hopping rank asks for every
+// missing packet. A NACK's receiver sends the packet again to the NACKer if it has it. A
+// combining sender not yet at that step ignores the NACK: the packet leaves in the normal course.
+// A hopping rank that lacks the packet itself passes the NACK to its own parent in the origin's
+// tree, and forwards the packet down in the normal course once it arrives; so a NACK climbs
+// toward the origin until it meets a rank that has the packet. A rank passes a NACK up only if
+// it has not asked for that packet itself since its last timeout: a packet lost high in a tree
+// is missed by a whole subtree, and without that rule every rank of it would have the packet
+// sent again once for each rank below.
+//
+// The op keeps answering NACKs after it completes, until the agent forgets it (Agent::release),
+// so the host must keep the result buffer unchanged until then.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "nic/arrivals.h"
+#include "nic/operation.h"
+#include "nic/tx_queue.h"
+#include "plan/allgather.h"
+
+namespace nicsim::nic {
+
+// The limits the encoding sets: packets per transfer (or per block) and steps.
+constexpr unsigned kAllgatherIndexBits = 24;
+constexpr std::uint64_t kAllgatherMaxPackets = std::uint64_t{1} << kAllgatherIndexBits;
+constexpr std::size_t kAllgatherMaxSteps = std::size_t{1} << (32 - kAllgatherIndexBits);
+
+class AllgatherOp final : public Operation {
+public:
+    // Whether the op can run `schedule`: at most kAllgatherMaxSteps steps, each receiving from
+    // at most one peer. (The caller keeps packets within kAllgatherMaxPackets.)
+    static bool runs(const plan::AllgatherSchedule& schedule);
+
+    // `schedule` is this rank's and outlives the op; `combines` is the algorithm's.
+    // `result` is empty or size * block_bytes long.
+    AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
+                const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
+                std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
+                CollectiveStats& stats);
+
+    Status start() override;
+    Status on_packet(Rank src, const PacketHeader& header,
+                     std::span<const std::byte> payload) override;
+    Status on_timeout() override;
+
+private:
+    Status on_data(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    Status resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin);
+    Status resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin);
+    Status advance();
+    Status status() const { return step_ == schedule_.size() ? Status::ok : Status::in_progress; }
+
+    // The bit in arrived_[step] of the data packet `header` names, if `src` sends it.
+    std::optional<std::size_t> slot_of(Rank src, const PacketHeader& header) const;
+    // Hopping: the bit in arrived_[step] of origin's packet `index`, if the step brings it.
+    std::optional<std::size_t> hop_slot(std::size_t step, Rank origin, std::uint32_t index) const;
+    // Hopping: the step that brings origin's block.
+    std::optional<std::size_t> step_receiving(Rank origin) const;
+    // A packet's header, without payload_bytes.
+    PacketHeader header(PacketKind kind, std::size_t step, std::uint32_t index, Rank origin) const;
+    // Sends the NACK for the packet of bit `slot` of arrived_[step] to the peer that sends it.
+    Status ask(std::size_t step, std::size_t slot);
+
+    // Packets of a transfer of `blocks`: pack()ed together when combining, block by block when
+    // not; and the one at `index` (combining) or packet `index` of origin's block (hopping).
+    std::uint64_t packets_in(std::span<const plan::BlockRange> blocks) const;
+    plan::Packet packet_at(std::span<const plan::BlockRange> blocks, std::uint64_t index) const;
+    plan::Packet block_packet(Rank origin, std::uint32_t index) const;
+    // The packet of bit `slot` of arrived_[step].
+    plan::Packet expected(std::size_t step, std::size_t slot) const;
+
+    Status send(Rank dst, PacketHeader header, const plan::Packet& layout);
+    // Sends a hopping packet along `hop` and every hop after it.
+    Status send_hops(std::optional<plan::Hop> hop, std::uint32_t index, const plan::Packet& layout);
+    void place(const plan::Packet& layout, std::span<const std::byte> payload);
+
+    Seq seq_;
+    Rank rank_;
+    Rank size_;
+    bool combines_;
+    const plan::AllgatherSchedule& schedule_;
+    std::uint64_t block_bytes_;
+    std::uint32_t mtu_;
+    std::span<std::byte> result_;
+    TxQueue& tx_;
+    CollectiveStats& stats_;
+    std::uint64_t per_block_;         // packets per block
+    std::vector<Arrivals> arrived_;   // [step] which packets of the step's receive are in
+    std::vector<Arrivals> asked_;     // hopping: [step] which of them this rank asked for since
+                                      // its last timeout
+    std::size_t step_ = 0;            // the first step whose receive is incomplete
+    bool step_sent_ = false;          // combining: whether step_'s sends are out
+    std::vector<std::byte> scratch_;  // a combined packet's pieces, gathered
+};
+
+}  // namespace nicsim::nic

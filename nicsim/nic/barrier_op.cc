@@ -5,15 +5,24 @@
 
 namespace nicsim::nic {
 
+bool BarrierOp::runs(const plan::BarrierSchedule& schedule) {
+    return std::all_of(schedule.begin(), schedule.end(), [](const plan::BarrierStep& step) {
+        return step.recv_from.size() <= plan::kMaxBarrierSenders;
+    });
+}
+
 BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx)
     : seq_(seq), schedule_(schedule), tx_(tx), arrived_(schedule.size(), 0) {}
 
 Status BarrierOp::start() { return advance(); }
 
 Status BarrierOp::on_packet(Rank src, const PacketHeader& header,
-                            std::span<const std::byte> payload) {
+                            std::span<const std::byte> /*payload*/) {
     const std::size_t step = header.step;
-    if (step >= schedule_.size() || !payload.empty()) return Status::protocol;
+    if (header.kind != PacketKind::barrier || step >= schedule_.size() ||
+        header.payload_bytes != 0) {
+        return Status::protocol;
+    }
     const auto& from = schedule_[step].recv_from;
     const auto it = std::find(from.begin(), from.end(), src);
     if (it == from.end()) return Status::protocol;  // not a sender of this step

@@ -16,9 +16,11 @@ namespace nicsim::nic {
 
 class BarrierOp final : public Operation {
 public:
+    // Whether the op can run `schedule`: no step expects more than plan::kMaxBarrierSenders tokens.
+    static bool runs(const plan::BarrierSchedule& schedule);
+
     BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx);
 
-    PacketKind kind() const override { return PacketKind::barrier; }
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
                      std::span<const std::byte> payload) override;

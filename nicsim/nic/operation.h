@@ -1,20 +1,35 @@
-// One collective in flight on one rank: started once, then fed the packets addressed to it. Both
-// return in_progress until this rank's part is complete, then ok (or the error that failed it).
+// One collective in flight on one rank: started once, then fed the packets addressed to it, which
+// it validates itself. Every entry point returns in_progress until this rank's part is complete,
+// then ok (or the error that failed it). A complete collective may still be fed packets (a peer
+// asking for one again, a duplicate): what it answers then is reported, its outcome stays.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include "core/packet.h"
 
 namespace nicsim::nic {
 
+// What one agent's collectives did beyond the normal case, for the driver (the simulator) to read.
+// Without loss and without premature timeouts every counter stays 0.
+struct CollectiveStats {
+    std::uint64_t nacks_sent = 0;       // NACKs for packets overdue at this rank
+    std::uint64_t nacks_forwarded = 0;  // NACKs passed up for packets this rank lacks too
+    std::uint64_t retransmitted = 0;    // packets sent again in answer to a NACK
+    std::uint64_t duplicates = 0;       // packets that had arrived before, ignored
+    std::uint64_t early_dropped = 0;    // early packets no channel could keep
+};
+
 class Operation {
 public:
     virtual ~Operation() = default;
-    virtual PacketKind kind() const = 0;
     virtual Status start() = 0;
     virtual Status on_packet(Rank src, const PacketHeader& header,
                              std::span<const std::byte> payload) = 0;
+    // Called while in progress, when the driver deems the packets this rank waits for overdue.
+    // A collective without retransmission has nothing to do.
+    virtual Status on_timeout() { return Status::in_progress; }
 };
 
 }  // namespace nicsim::nic

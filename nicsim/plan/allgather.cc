@@ -82,25 +82,42 @@ std::uint64_t Packet::payload() const {
 
 std::vector<Packet> pack(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
                          std::uint64_t mtu) {
-    if (mtu == 0) return {};
-    std::vector<Packet> packets(1);
-    std::uint64_t room = mtu;
-    for (const BlockRange& range : blocks) {
-        std::uint64_t offset = static_cast<std::uint64_t>(range.first) * block_bytes;
-        std::uint64_t left = static_cast<std::uint64_t>(range.count) * block_bytes;
-        while (left > 0) {
-            if (room == 0) {
-                packets.emplace_back();
-                room = mtu;
-            }
-            const std::uint64_t length = std::min(left, room);
-            packets.back().pieces.push_back({offset, length});
-            offset += length;
-            left -= length;
-            room -= length;
-        }
+    std::vector<Packet> packets;
+    const std::uint64_t count = packet_count(blocks, block_bytes, mtu);
+    packets.reserve(count);
+    for (std::uint64_t i = 0; i < count; ++i) {
+        packets.push_back(packet_at(blocks, block_bytes, mtu, i));
     }
     return packets;
+}
+
+std::uint64_t packet_count(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
+                           std::uint64_t mtu) {
+    if (mtu == 0) return 0;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(block_count(blocks)) * block_bytes;
+    return std::max<std::uint64_t>(1, (bytes + mtu - 1) / mtu);
+}
+
+Packet packet_at(std::span<const BlockRange> blocks, std::uint64_t block_bytes, std::uint64_t mtu,
+                 std::uint64_t index) {
+    // Bytes [index * mtu, (index + 1) * mtu) of the blocks' bytes in block order.
+    Packet packet;
+    std::uint64_t skip = index * mtu;
+    std::uint64_t room = mtu;
+    for (const BlockRange& range : blocks) {
+        const std::uint64_t length = static_cast<std::uint64_t>(range.count) * block_bytes;
+        if (skip >= length) {
+            skip -= length;
+            continue;
+        }
+        const std::uint64_t take = std::min(length - skip, room);
+        const std::uint64_t offset = static_cast<std::uint64_t>(range.first) * block_bytes;
+        packet.pieces.push_back({offset + skip, take});
+        skip = 0;
+        room -= take;
+        if (room == 0) break;
+    }
+    return packet;
 }
 
 }  // namespace nicsim::plan

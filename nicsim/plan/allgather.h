@@ -140,4 +140,11 @@ struct Packet {
 std::vector<Packet> pack(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
                          std::uint64_t mtu);
 
+// How many packets pack() makes, and packet `index` < packet_count() of them, without the others:
+// a NIC names a packet by its index and finds its bytes when it needs them, keeping no list.
+std::uint64_t packet_count(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
+                           std::uint64_t mtu);
+Packet packet_at(std::span<const BlockRange> blocks, std::uint64_t block_bytes, std::uint64_t mtu,
+                 std::uint64_t index);
+
 }  // namespace nicsim::plan

@@ -26,6 +26,17 @@ TEST(Packet, HeaderRoundTrips) {
     EXPECT_EQ(*decoded, h);
 }
 
+TEST(Packet, EveryKindRoundTrips) {
+    for (const PacketKind kind : {PacketKind::barrier, PacketKind::multicast, PacketKind::unicast,
+                                  PacketKind::credit, PacketKind::allgather, PacketKind::nack}) {
+        PacketHeader h;
+        h.kind = kind;
+        const auto decoded = PacketHeader::decode(bytes_of(h));
+        ASSERT_TRUE(decoded.has_value()) << static_cast<int>(kind);
+        EXPECT_EQ(decoded->kind, kind);
+    }
+}
+
 TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
     const auto good = bytes_of(PacketHeader{});
     EXPECT_TRUE(PacketHeader::decode(good).has_value());
@@ -43,7 +54,7 @@ TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
     auto kind = good;
     kind[3] = std::byte{0};
     auto kind_high = good;
-    kind_high[3] = std::byte{5};
+    kind_high[3] = std::byte{7};
     EXPECT_FALSE(PacketHeader::decode(kind_high));
     EXPECT_FALSE(PacketHeader::decode(kind));
 

@@ -400,6 +400,15 @@ TEST(AllgatherPacking, CombinesAndSplitsBlocks) {
               (std::vector<Packet>{{{{0, 16}, {32, 16}}}}));
 }
 
+TEST(AllgatherPacking, OnePacketFoundByItsIndex) {
+    // pack() is packet_at() for every index below packet_count(); one from the middle, alone.
+    const std::vector<BlockRange> blocks{{1, 2}, {5, 1}};
+    EXPECT_EQ(packet_count(blocks, 100, 128), 3u);
+    EXPECT_EQ(packet_at(blocks, 100, 128, 1), (Packet{{{228, 72}, {500, 56}}}));
+    EXPECT_EQ(packet_count(blocks, 0, 128), 1u);
+    EXPECT_EQ(packet_count(blocks, 100, 0), 0u);
+}
+
 TEST(AllgatherPacking, EmptyBlocksStillMakeOneHeaderOnlyPacket) {
     EXPECT_EQ(pack(std::vector<BlockRange>{{0, 7}}, 0, 4096), std::vector<Packet>(1));
     EXPECT_EQ(pack(std::vector<BlockRange>{}, 64, 4096), std::vector<Packet>(1));
