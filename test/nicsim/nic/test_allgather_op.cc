@@ -474,6 +474,14 @@ bool is_data(const Wire& w, Rank src, Rank dst) {
     return w.header.kind == PacketKind::allgather && w.src == src && w.dst == dst;
 }
 
+// Loses the first allgather packet from `src` to `dst`, and nothing else.
+std::function<bool(const Wire&)> drop_first_data(Rank src, Rank dst) {
+    return [src, dst, lost = false](const Wire& w) mutable {
+        if (lost || !is_data(w, src, dst)) return false;
+        return lost = true;
+    };
+}
+
 TEST(AllgatherOp, ANackClimbsToTheFirstRankThatHasThePacket) {
     // ab, 4 ranks: origin 0's block goes 0 -> 1 (flag (0, 0)), 0 -> 2 and 1 -> 3 (flag (0, 1)).
     // 0 -> 1 is lost, so neither 1 nor 3 gets it; 3 asks 1, which lacks it and asks 0.
@@ -483,11 +491,7 @@ TEST(AllgatherOp, ANackClimbsToTheFirstRankThatHasThePacket) {
     o.block = 5;
     o.collectives = 1;
     Cluster cluster(o);
-    bool lost = false;
-    cluster.drop_if = [&lost](const Wire& w) {
-        if (lost || !is_data(w, 0, 1)) return false;
-        return lost = true;
-    };
+    cluster.drop_if = drop_first_data(0, 1);
     cluster.post_all();
     cluster.drain();
     EXPECT_EQ(cluster.agent(1).test(0), Status::in_progress);
@@ -525,11 +529,7 @@ TEST(AllgatherOp, ASubtreeThatMissedAPacketHasItSentOnce) {
     o.size = 16;
     o.collectives = 1;
     Cluster cluster(o);
-    bool lost = false;
-    cluster.drop_if = [&lost](const Wire& w) {
-        if (lost || !is_data(w, 0, 1)) return false;
-        return lost = true;
-    };
+    cluster.drop_if = drop_first_data(0, 1);
     cluster.post_all();
     cluster.drain();
     for (Rank r = 0; r < o.size; ++r) cluster.timeout(r);
@@ -567,11 +567,7 @@ TEST(AllgatherOp, RecursiveDoublingIgnoresANackForAStepItHasNotReached) {
     o.size = 4;
     o.collectives = 1;
     Cluster cluster(o);
-    bool lost = false;
-    cluster.drop_if = [&lost](const Wire& w) {
-        if (lost || !is_data(w, 1, 0)) return false;
-        return lost = true;
-    };
+    cluster.drop_if = drop_first_data(1, 0);
     cluster.post_all();
     cluster.drain();
     cluster.timeout(2);
