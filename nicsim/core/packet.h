@@ -55,6 +55,12 @@ struct PacketHeader {
     friend bool operator==(const PacketHeader&, const PacketHeader&) = default;
 };
 
+// Packets a message of `bytes` bytes is cut into with `mtu` payload bytes each, mtu > 0: one,
+// header only, for an empty message.
+constexpr std::uint64_t packet_count(std::uint64_t bytes, std::uint64_t mtu) {
+    return bytes == 0 ? 1 : (bytes + mtu - 1) / mtu;
+}
+
 // The largest packet of the collectives the C API offers: barrier packets are header only.
 // (Allgather packets carry up to the MTU their caller chose.)
 constexpr std::size_t kPacketMaxBytes = PacketHeader::kBytes;

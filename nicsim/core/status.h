@@ -11,6 +11,10 @@ namespace nicsim {
 using Rank = int;          // a rank within a group, 0..size-1
 using Seq = std::uint32_t; // the position of a collective in its group's call order
 
+// Sequence numbers wrap: `a` is `b` or comes after it when it is less than half the number space
+// ahead.
+constexpr bool seq_at_or_after(Seq a, Seq b) { return static_cast<Seq>(a - b) < (Seq{1} << 31); }
+
 enum class Status : int {
     ok = 0,
     in_progress = 1,

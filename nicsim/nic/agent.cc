@@ -152,10 +152,7 @@ Status Agent::recycle(Seq seq) {
     return Status::ok;
 }
 
-bool Agent::is_future(Seq seq) const {
-    // Sequence numbers wrap; "future" means at most half the number space ahead.
-    return static_cast<Seq>(seq - next_seq_) < (Seq{1} << 31);
-}
+bool Agent::is_future(Seq seq) const { return seq_at_or_after(seq, next_seq_); }
 
 std::size_t Agent::early_packets() const {
     std::size_t n = 0;

@@ -29,8 +29,7 @@ std::span<const std::byte> Channels::read(Seq seq, Slice slice) const {
 
 void Channels::recycle(Seq seq) {
     for (Channel& channel : channels_) {
-        // Sequence numbers wrap: the owner is done when it is at most half the space before seq.
-        if (!channel.free && static_cast<Seq>(seq - channel.owner) < (Seq{1} << 31)) {
+        if (!channel.free && seq_at_or_after(seq, channel.owner)) {
             channel.free = true;
             channel.used = 0;
             channel.data.clear();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/packet.h"
+
 namespace nicsim::plan {
 
 std::span<const AllgatherAlgorithm> allgather_algorithms() {
@@ -94,8 +96,7 @@ std::vector<Packet> pack(std::span<const BlockRange> blocks, std::uint64_t block
 std::uint64_t packet_count(std::span<const BlockRange> blocks, std::uint64_t block_bytes,
                            std::uint64_t mtu) {
     if (mtu == 0) return 0;
-    const std::uint64_t bytes = static_cast<std::uint64_t>(block_count(blocks)) * block_bytes;
-    return std::max<std::uint64_t>(1, (bytes + mtu - 1) / mtu);
+    return nicsim::packet_count(static_cast<std::uint64_t>(block_count(blocks)) * block_bytes, mtu);
 }
 
 Packet packet_at(std::span<const BlockRange> blocks, std::uint64_t block_bytes, std::uint64_t mtu,

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "core/rank_map.h"
+#include "core/ring.h"
+
 namespace nicsim::sim {
 
 namespace {

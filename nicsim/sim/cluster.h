@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "core/rank_map.h"
-#include "core/ring.h"
 #include "nic/nic.h"
 #include "sim/model.h"
 #include "sim/simulator.h"

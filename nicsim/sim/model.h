@@ -11,6 +11,8 @@
 #include <string_view>
 #include <variant>
 
+#include "core/packet.h"
+
 namespace nicsim::sim {
 
 struct Model {
@@ -50,12 +52,6 @@ struct ModelParam {
     double max = 1e18;
     std::string_view choices;  // strings: the accepted values, '|'-separated
 };
-
-// Packets a message of `bytes` bytes is cut into (one, header only, for an empty message).
-constexpr std::uint64_t packet_count(std::uint64_t bytes, int mtu) {
-    const auto m = static_cast<std::uint64_t>(mtu);
-    return bytes == 0 ? 1 : (bytes + m - 1) / m;
-}
 
 std::span<const ModelParam> model_params();
 const ModelParam* find_model_param(std::string_view name);
