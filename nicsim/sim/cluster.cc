@@ -4,6 +4,7 @@
 
 #include "core/rank_map.h"
 #include "core/ring.h"
+#include "nic/staging.h"
 
 namespace nicsim::sim {
 
@@ -15,7 +16,16 @@ enum EventKind : std::uint32_t {
     kNicPost,   // a packet the host moved across the I/O bus reaches the NIC's send queue
     kWake,      // the host has posted receive buffers the NIC is waiting for
     kNicFree,   // the NIC processor is free to transmit the next packet of its queue
+    kCollPost,  // the host's collective request reaches the NIC
+    kTimeout,   // time to see whether the collective's packets are overdue
 };
+
+bool is_collective(PacketKind kind) {
+    return kind == PacketKind::barrier || kind == PacketKind::allgather || kind == PacketKind::nack;
+}
+
+// A collective that has not heard a packet in this many timeouts is stuck, not slow: a bug.
+constexpr int kMaxSilentTimeouts = 10000;
 
 }  // namespace
 
@@ -35,6 +45,50 @@ public:
         host_routes_.get(origin).assign(children.begin(), children.end());
     }
 
+    // Collectives ------------------------------------------------------------------------------
+
+    void enable_collectives(const nic::ChannelConfig& channels) {
+        agent_ = std::make_unique<nic::Agent>(rank_, c_.size(), *this, channels);
+    }
+
+    // The host posts a NIC-based collective: ts, then the request crosses the I/O bus; a hopping
+    // allgather's own block goes with it, into NIC memory, where every later send finds it.
+    void post(const plan::BarrierAlgorithm* barrier, const plan::AllgatherAlgorithm* allgather,
+              std::uint64_t block_bytes, Time at) {
+        barrier_ = barrier;
+        allgather_ = allgather;
+        block_bytes_ = block_bytes;
+        combining_ = allgather != nullptr && allgather->combines;
+        if (allgather != nullptr && c_.collectives_.payloads) {
+            result_.assign(block_bytes * static_cast<std::uint64_t>(c_.size()), std::byte{0});
+            for (std::uint64_t i = 0; i < block_bytes; ++i) {
+                result_[block_bytes * static_cast<std::uint64_t>(rank_) + i] = block_byte(rank_, i);
+            }
+        }
+        record_.posted = at;
+        const Time begin = std::max(at, host_free_);
+        host_free_ = begin + ts_;
+        record_.host_busy += ts_;
+        busy(Trace::Track::host, "post", begin, host_free_);
+        Time ready = host_free_;
+        if (allgather != nullptr && !combining_) ready = dma(ready, block_bytes, "dma out");
+        c_.sim_.schedule(ready, *this, kCollPost);
+    }
+
+    void run_on_host(std::vector<HostStep> steps, Time at) {
+        record_.posted = at;
+        host_steps_ = std::move(steps);
+        host_got_.clear();
+        for (const HostStep& step : host_steps_) host_got_.emplace_back(step.from.size(), false);
+        host_advance(at);
+    }
+
+    const CollectiveRecord& record() const { return record_; }
+    std::span<const std::byte> result() const { return result_; }
+    const nic::CollectiveStats* collective_stats() const {
+        return agent_ ? &agent_->stats() : nullptr;
+    }
+
     void send(Rank dst, Rank origin, Seq seq, std::uint64_t bytes, Time at) {
         const auto packets = static_cast<std::uint32_t>(packet_count(bytes, c_.model_.mtu));
         outgoing_.push_back({dst, origin, seq, bytes, packets, 0, at, false});
@@ -50,6 +104,10 @@ public:
         case kArrive: {
             const Flight f = c_.flights_[arg];
             c_.free_flights_.push_back(arg);
+            if (is_collective(f.header.kind)) {
+                collective_arrival(f, arg, now);
+                break;
+            }
             const Time start = std::max(now, nic_free_);
             nic_free_ = start + tnr_;
             busy(Trace::Track::nic, "receive", start, nic_free_);
@@ -84,7 +142,19 @@ public:
             free_scheduled_ = false;
             nic_now_ = now;
             repost_host_buffers();
+            if (agent_) {  // collective packets first (seed 001 §4.3)
+                check(agent_->progress(), "its collective queue at node", rank_);
+                check_collective_done();
+            }
             check(nic_.progress(), "its transmit queue at node", rank_);
+            break;
+        case kCollPost:
+            nic_now_ = std::max(now, nic_free_);
+            start_collective(now);
+            break;
+        case kTimeout:
+            timer_scheduled_ = false;
+            on_timer(now);
             break;
         }
         if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
@@ -97,8 +167,10 @@ public:
     // LANai, it takes up the next piece of work once the packet has left. While it is busy it
     // refuses, and offers its queue again when it is free: a packet takes its links at the time
     // it really leaves, so it never holds a link ahead of packets that get there first.
-    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte>) override {
+    Status transmit(Rank dst, const PacketHeader& header,
+                    std::span<const std::byte> payload) override {
         Time now = c_.sim_.now();
+        const bool collective = is_collective(header.kind);
         if (send_ahead_) {
             send_ahead_ = false;
             now = nic_free_;
@@ -109,7 +181,14 @@ public:
             }
             return Status::again;
         }
-        nic_free_ = c_.launch(rank_, dst, path_to(dst), header, now + tns_);
+        if (collective) {
+            ++c_.collective_packets_;
+            if (header.kind == PacketKind::allgather && combining_) {
+                // A combined packet is gathered from host memory, where the blocks landed.
+                now = dma(now, header.payload_bytes, "dma out");
+            }
+        }
+        nic_free_ = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_);
         busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
         nic_now_ = nic_free_;
@@ -129,6 +208,7 @@ public:
         host_free_ = begin + tr_;
         busy(Trace::Track::host, "receive", begin, host_free_);
         receipts_.push_back({header.origin, header.seq, host_free_});
+        if (!host_steps_.empty()) host_received(header.origin);
         const std::vector<Rank>* children = host_routes_.find(header.origin);
         if (children == nullptr) return;
         const std::uint64_t bytes = message_bytes(header);
@@ -160,6 +240,141 @@ private:
         Rank dst;
         PacketHeader header;
     };
+
+    // A collective packet reached the NIC: unless the network lost it, the NIC spends tnr on it,
+    // DMAs its payload to the host (the staging buffer gathers small ones) and hands it to the
+    // agent, which may forward it at once.
+    void collective_arrival(const Flight& f, std::uint32_t flight, Time now) {
+        std::vector<std::byte> payload;
+        if (c_.collectives_.payloads) payload = std::move(c_.flight_payloads_[flight]);
+        if (c_.lose(f.header)) return;
+        if (!agent_) {
+            check(Status::protocol, "a collective packet from node", f.src);
+            return;
+        }
+        const Time start = std::max(now, nic_free_);
+        nic_free_ = start + tnr_;
+        busy(Trace::Track::nic, "receive", start, nic_free_);
+        nic_now_ = nic_free_;
+        last_heard_ = now;
+        silent_timeouts_ = 0;
+        if (f.header.kind == PacketKind::allgather) to_host(f.header.payload_bytes);
+        send_ahead_ = start == now;
+        check(agent_->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
+        send_ahead_ = false;
+        check_collective_done();
+    }
+
+    void start_collective(Time now) {
+        Status s;
+        if (barrier_ != nullptr) {
+            s = agent_->post_barrier(*barrier_, &seq_);
+        } else {
+            s = agent_->post_allgather(*allgather_, block_bytes_,
+                                       static_cast<std::uint32_t>(c_.model_.mtu), result_, &seq_);
+        }
+        check(s, "posting its collective, node", rank_);
+        posted_ = !failed(s);
+        last_heard_ = now;
+        arm_timer(now);
+        check_collective_done();
+    }
+
+    // Once the agent has done this rank's part, what is staged goes to the host, then the receive
+    // event, and the host, which polls for it, pays tr and copies out what was staged.
+    void check_collective_done() {
+        if (!posted_ || record_.complete) return;
+        const Status s = agent_->test(seq_);
+        if (s == Status::in_progress) return;
+        check(s, "its collective, node", rank_);
+        staging_.flush(dmas_);
+        for (const nic::Dma& d : dmas_) dma(nic_now_, d.bytes, "dma in");
+        dmas_.clear();
+        const Time cpu = tr_ + transfer_time(staged_bytes_, c_.model_.copy_bw);
+        const Time begin = std::max({nic_now_, bus_free_, host_free_});
+        host_free_ = begin + cpu;
+        busy(Trace::Track::host, "complete", begin, host_free_);
+        record_.host_busy += cpu;
+        record_.done = host_free_;
+        record_.complete = true;
+    }
+
+    // Receiver-driven retransmission (seed 001 §4.3.1): a collective that heard nothing for
+    // nack_timeout asks its peers for what it misses.
+    void on_timer(Time now) {
+        if (record_.complete) return;
+        if (now - last_heard_ >= timeout_) {
+            if (++silent_timeouts_ > kMaxSilentTimeouts) {
+                c_.fail("node " + std::to_string(rank_) + "'s collective heard nothing in " +
+                        std::to_string(kMaxSilentTimeouts) + " timeouts");
+                return;
+            }
+            nic_now_ = std::max(now, nic_free_);
+            check(agent_->timeout(), "its collective's timeout, node", rank_);
+            last_heard_ = now;
+            check_collective_done();
+        }
+        arm_timer(now);
+    }
+
+    void arm_timer(Time now) {
+        if (timer_scheduled_ || record_.complete || timeout_ <= 0) return;
+        timer_scheduled_ = true;
+        c_.sim_.schedule(std::max(now, last_heard_ + timeout_), *this, kTimeout);
+    }
+
+    // `bytes` cross the I/O bus from the NIC's clock on; returns when they are over.
+    Time dma(Time from, std::uint64_t bytes, const char* what) {
+        const Time start = std::max(from, bus_free_);
+        bus_free_ = start + transfer_time(bytes, c_.model_.dma_bw);
+        if (bus_free_ > start) busy(Trace::Track::host, what, start, bus_free_);
+        return bus_free_;
+    }
+
+    void to_host(std::uint64_t bytes) {
+        if (bytes == 0) return;
+        if (bytes <= nic::Staging::kSmallPayload) staged_bytes_ += bytes;
+        staging_.add(bytes, dmas_);
+        for (const nic::Dma& d : dmas_) dma(nic_now_, d.bytes, "dma in");
+        dmas_.clear();
+    }
+
+    // Host-based collectives: a step's messages leave once the previous step's have all come.
+    void host_advance(Time at) {
+        while (host_step_ < host_steps_.size()) {
+            HostStep& step = host_steps_[host_step_];
+            if (!step.sends.empty()) {
+                for (const HostStep::Message& m : step.sends) {
+                    send(m.dst, rank_, host_seq_.get(m.dst, Seq{0})++, m.bytes, at);
+                }
+                step.sends.clear();
+            }
+            const std::vector<bool>& got = host_got_[host_step_];
+            if (std::find(got.begin(), got.end(), false) != got.end()) return;
+            ++host_step_;
+        }
+        if (!record_.complete) {
+            record_.done = at;
+            record_.complete = true;
+            record_.host_busy = at - record_.posted;  // it polled throughout (seed 001 §6.3)
+        }
+    }
+
+    // A message from `src`: the first step still waiting for one from it.
+    void host_received(Rank src) {
+        for (std::size_t s = host_step_; s < host_steps_.size(); ++s) {
+            const std::vector<Rank>& from = host_steps_[s].from;
+            for (std::size_t i = 0; i < from.size(); ++i) {
+                if (from[i] == src && !host_got_[s][i]) {
+                    host_got_[s][i] = true;
+                    host_advance(host_free_);
+                    return;
+                }
+            }
+        }
+        c_.fail("node " + std::to_string(rank_) + " got a message from node " + std::to_string(src) +
+                " that no step of its collective expects");
+    }
 
     // The host sends: ts once per message, then each packet across the I/O bus into a free send
     // buffer of the NIC.
@@ -299,6 +514,28 @@ private:
     RankMap<std::vector<Rank>> host_routes_;  // children, by origin
     RankMap<std::vector<LinkId>> paths_;      // by destination
     RankMap<Expect> expected_;                // the next packet from each origin
+
+    // Collectives
+    const Time timeout_ = from_us(c_.model_.nack_timeout);
+    std::unique_ptr<nic::Agent> agent_;
+    const plan::BarrierAlgorithm* barrier_ = nullptr;
+    const plan::AllgatherAlgorithm* allgather_ = nullptr;
+    std::uint64_t block_bytes_ = 0;
+    bool combining_ = false;
+    bool posted_ = false;  // the agent has the collective
+    Seq seq_ = 0;
+    CollectiveRecord record_;
+    std::vector<std::byte> result_;
+    Time last_heard_ = 0;  // the collective's last packet, or its post
+    int silent_timeouts_ = 0;
+    bool timer_scheduled_ = false;
+    nic::Staging staging_;
+    std::vector<nic::Dma> dmas_;
+    std::uint64_t staged_bytes_ = 0;  // reached the host through the staging buffer
+    std::vector<HostStep> host_steps_;
+    std::vector<std::vector<bool>> host_got_;  // [step][i]: the message from step.from[i] came
+    std::size_t host_step_ = 0;
+    RankMap<Seq> host_seq_;  // the next message number, by destination
 };
 
 Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwarding,
@@ -337,8 +574,61 @@ const std::vector<Cluster::Receipt>& Cluster::receipts(Rank node) const {
 
 Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
 
+void Cluster::enable_collectives(const CollectiveOptions& options) {
+    collectives_ = options;
+    loss_rng_ = Rng(options.seed, 0x1055);
+    for (auto& node : nodes_) node->enable_collectives(options.channels);
+}
+
+void Cluster::post_barrier(Rank node, const plan::BarrierAlgorithm& algorithm, Time at) {
+    nodes_[node]->post(&algorithm, nullptr, 0, at);
+}
+
+void Cluster::post_allgather(Rank node, const plan::AllgatherAlgorithm& algorithm,
+                             std::uint64_t block_bytes, Time at) {
+    nodes_[node]->post(nullptr, &algorithm, block_bytes, at);
+}
+
+void Cluster::run_on_host(Rank node, std::vector<HostStep> steps, Time at) {
+    nodes_[node]->run_on_host(std::move(steps), at);
+}
+
+const Cluster::CollectiveRecord& Cluster::collective(Rank node) const {
+    return nodes_[node]->record();
+}
+
+std::span<const std::byte> Cluster::result(Rank node) const { return nodes_[node]->result(); }
+
+std::byte Cluster::block_byte(Rank origin, std::uint64_t offset) {
+    return static_cast<std::byte>((static_cast<std::uint64_t>(origin) * 131 + offset * 7 + 1) & 0xff);
+}
+
+nic::CollectiveStats Cluster::collective_totals() const {
+    nic::CollectiveStats t;
+    for (const auto& node : nodes_) {
+        const nic::CollectiveStats* s = node->collective_stats();
+        if (s == nullptr) continue;
+        t.nacks_sent += s->nacks_sent;
+        t.nacks_forwarded += s->nacks_forwarded;
+        t.retransmitted += s->retransmitted;
+        t.duplicates += s->duplicates;
+        t.early_dropped += s->early_dropped;
+    }
+    return t;
+}
+
+bool Cluster::lose(const PacketHeader& header) {
+    if (collectives_.loss <= 0 ||
+        (header.kind != PacketKind::allgather && header.kind != PacketKind::nack)) {
+        return false;
+    }
+    if (loss_rng_.uniform() >= collectives_.loss) return false;
+    ++lost_packets_;
+    return true;
+}
+
 Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
-                     Time leave) {
+                     std::span<const std::byte> payload, Time leave) {
     const Time ser = transfer_time(
         std::uint64_t{header.payload_bytes} + static_cast<std::uint64_t>(model_.header_bytes),
         model_.link_bw);
@@ -368,6 +658,10 @@ Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const Pac
         id = free_flights_.back();
         free_flights_.pop_back();
         flights_[id] = {src, dst, header};
+    }
+    if (collectives_.payloads) {
+        if (flight_payloads_.size() <= id) flight_payloads_.resize(id + 1);
+        flight_payloads_[id].assign(payload.begin(), payload.end());
     }
     sim_.schedule(start + ser, *nodes_[dst], kArrive, id);
     return left;

@@ -9,6 +9,16 @@
 //   link ── busy while a packet crosses it; a switch adds its latency to the packet's head
 //   NIC  ── DMA across the I/O bus ──▶ host: tr once the message's last packet is in
 //
+// A node's NIC also runs the engine's collective agent (nic::Agent: barrier and allgather, seed
+// 001) beside the LFC NIC; collective packets skip the LFC queues (seed 001 §4.3):
+//
+//   host ── ts, the request (and, hopping, its own block by DMA) ──▶ agent
+//   agent ── combining: each packet by DMA from host memory; hopping: re-injected from NIC memory
+//   agent ◀── tnr per packet; its payload by DMA to the host, small ones through the staging buffer
+//   agent ── done: staging flushed, a receive event ──▶ host: tr (and a copy of staged bytes)
+//
+// Host-based collectives instead run a schedule of messages on the hosts, over the LFC NIC.
+//
 // Every resource keeps the time it is busy until and is reserved first come, first served, so a
 // packet costs one event (its arrival at the next NIC). The NIC works on its own timeline, which
 // runs ahead of the event clock while the NIC is busy: work that arrives meanwhile queues behind.
@@ -19,8 +29,12 @@
 #include <string>
 #include <vector>
 
+#include "nic/agent.h"
 #include "nic/nic.h"
+#include "plan/allgather.h"
+#include "plan/barrier.h"
 #include "sim/model.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/topology.h"
 #include "sim/trace.h"
@@ -72,6 +86,47 @@ public:
     // Totals over all NICs; peak_buffers is the largest of any one NIC.
     nic::NicStats totals() const;
 
+    // Collectives: one per node and run.
+    struct CollectiveOptions {
+        bool payloads = false;       // carry real bytes (to check them) rather than sizes only
+        double loss = 0;             // each collective packet is lost with this probability
+        std::uint64_t seed = 1;      // of the losses
+        nic::ChannelConfig channels; // where a NIC keeps packets that come before its host posts
+    };
+    void enable_collectives(const CollectiveOptions& options);
+    // `node`'s host posts a NIC-based collective at `at`. An allgather's blocks are
+    // `block_bytes` each; with payloads, the node's own block holds a pattern of its rank.
+    void post_barrier(Rank node, const plan::BarrierAlgorithm& algorithm, Time at);
+    void post_allgather(Rank node, const plan::AllgatherAlgorithm& algorithm,
+                        std::uint64_t block_bytes, Time at);
+    // A host-based collective: at each step the host sends each message (to `dst`, of `bytes`),
+    // then waits until it has received one message from each of `from`.
+    struct HostStep {
+        struct Message {
+            Rank dst;
+            std::uint64_t bytes;
+        };
+        std::vector<Message> sends;
+        std::vector<Rank> from;
+    };
+    void run_on_host(Rank node, std::vector<HostStep> steps, Time at);
+
+    struct CollectiveRecord {
+        Time posted = 0;
+        bool complete = false;
+        Time done = 0;       // when the host knew it complete
+        Time host_busy = 0;  // host CPU time the collective took (seed 001 §6.3)
+    };
+    const CollectiveRecord& collective(Rank node) const;
+    // With payloads: the node's allgather result buffer, and what byte `offset` of `origin`'s
+    // block holds.
+    std::span<const std::byte> result(Rank node) const;
+    static std::byte block_byte(Rank origin, std::uint64_t offset);
+    // Totals over all agents.
+    nic::CollectiveStats collective_totals() const;
+    std::uint64_t collective_packets() const { return collective_packets_; }
+    std::uint64_t lost_packets() const { return lost_packets_; }
+
 private:
     class Node;
     struct Flight {
@@ -83,7 +138,9 @@ private:
     // The packet is ready to leave `src`'s NIC at `leave`: reserves the links on its way,
     // schedules its arrival at `dst` and returns when its tail has left the NIC.
     Time launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
-                Time leave);
+                std::span<const std::byte> payload, Time leave);
+    // Whether a collective packet arriving now is lost.
+    bool lose(const PacketHeader& header);
     void fail(std::string what);
 
     Model model_;
@@ -93,8 +150,13 @@ private:
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<Time> link_free_;
     std::vector<Flight> flights_;
+    std::vector<std::vector<std::byte>> flight_payloads_;  // by flight, with payloads only
     std::vector<std::uint32_t> free_flights_;
     std::string error_;
+    CollectiveOptions collectives_;
+    Rng loss_rng_{1};
+    std::uint64_t collective_packets_ = 0;  // sent by agents
+    std::uint64_t lost_packets_ = 0;
 };
 
 }  // namespace nicsim::sim

@@ -24,12 +24,14 @@ const std::array kParams = {
     ModelParam{"host_send", "", "pio", "how the host moves a packet to the NIC: pio (the host CPU writes it, busy for its length) or dma (the NIC fetches it)", &Model::host_send, 0, 0, "pio|dma"},
     ModelParam{"pio_bw", "MB/s", "0", "programmed-I/O bandwidth from host to NIC (0: not modeled)", &Model::pio_bw, 0, 1e9, ""},
     ModelParam{"dma_bw", "MB/s", "0", "DMA bandwidth across the I/O bus, either way (0: not modeled)", &Model::dma_bw, 0, 1e9, ""},
+    ModelParam{"copy_bw", "MB/s", "0", "host memory copy bandwidth, for data the host copies out of a staging area (0: not modeled)", &Model::copy_bw, 0, 1e9, ""},
     ModelParam{"tns", "us", "3", "NIC processor time to send one packet", &Model::tns, 0, 1e9, ""},
     ModelParam{"tnr", "us", "2", "NIC processor time to receive one packet", &Model::tnr, 0, 1e9, ""},
     ModelParam{"credits", "packets", "8", "receive buffers a NIC keeps for each sender: each sender's window", &Model::credits, 1, 65535, ""},
     ModelParam{"low_water", "packets", "4", "a sender down to this many credits is sent an explicit credit update", &Model::low_water, 0, 65534, ""},
     ModelParam{"send_buffers", "packets", "16", "NIC buffers the host fills with packets to send", &Model::send_buffers, 1, 1 << 20, ""},
     ModelParam{"host_buffers", "packets", "1024", "receive buffers each host keeps posted to its NIC", &Model::host_buffers, 1, 1 << 24, ""},
+    ModelParam{"nack_timeout", "us", "1000", "a collective that hears nothing for this long asks its peers for the packets it misses (seed 001 §4.3.1)", &Model::nack_timeout, 1e-3, 1e9, ""},
     ModelParam{"seed", "", "1", "seed of every random choice (irregular topology, random trees)", &Model::seed, 0, 1.8e19, ""},
 };
 

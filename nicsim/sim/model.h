@@ -31,6 +31,7 @@ struct Model {
     std::string host_send;
     double pio_bw;  // MB/s, 0: not modeled
     double dma_bw;  // MB/s, 0: not modeled
+    double copy_bw;  // MB/s, 0: not modeled
     // NIC
     double tns;  // us per packet sent
     double tnr;  // us per packet received
@@ -38,6 +39,7 @@ struct Model {
     int low_water;
     int send_buffers;
     int host_buffers;
+    double nack_timeout;  // us
     // run
     std::uint64_t seed;
 };

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "plan/kbinomial.h"
 #include "plan/barrier.h"
 #include "sim/bcast.h"
+#include "sim/collective.h"
 #include "sim/model.h"
 #include "tools/json.h"
 #include "tools/options.h"
@@ -41,6 +43,16 @@ constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kT
 constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
     OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr OptionSpec kSkewOpt{"--skew", "US", "one host, drawn with the seed, posts this many microseconds late (default 0)"};
+constexpr OptionSpec kSeedOpt{"--seed", "S", "seed of the losses and of the late host (default: the model's seed)"};
+constexpr std::array kAllgatherOpts = {kPresetOpt, kNodesOpt, kSetOpt,
+    OptionSpec{"--bytes", "B", "each node's block in bytes (default 0)"},
+    OptionSpec{"--algorithm", "A", "ab|rd|host-rd|host-ring: NIC-based all-to-all broadcast or recursive doubling, or a host-based baseline (default rd)"},
+    OptionSpec{"--loss", "RATE", "probability that the network loses an allgather packet or NACK (NIC-based only; default 0)"},
+    kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,
+    OptionSpec{"--algorithm", "A", "nic|host, the one with the fewest rounds on the NIC or on the host, or a name from nicsim algorithms, optionally host- prefixed (default nic)"},
+    kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kBenchOpts = {kJsonOpt, kHelpOpt};
 constexpr std::array kListOpts = {kHelpOpt};
 // clang-format on
@@ -286,6 +298,90 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
     return 0;
 }
 
+// An allgather or barrier: the spec from the options both take, the run, and the report.
+int run_collective(std::string_view command, const Options& opts, bool allgather) {
+    std::string why;
+    auto model = model_from(opts, &why);
+    if (!model) return usage_error(command, why);
+    sim::CollectiveSpec spec;
+    spec.model = *model;
+    spec.algorithm = opts.text("--algorithm", allgather ? "rd" : "nic");
+    const auto bytes = opts.integer("--bytes", 0, 0, std::int64_t{1} << 40, &why);
+    const auto loss = bytes ? opts.number("--loss", 0, 0, 0.999999, &why) : std::nullopt;
+    const auto skew = loss ? opts.number("--skew", 0, 0, 1e9, &why) : std::nullopt;
+    const auto seed = skew ? opts.integer("--seed", static_cast<std::int64_t>(model->seed), 0,
+                                          std::numeric_limits<std::int64_t>::max(), &why)
+                           : std::nullopt;
+    if (!seed) return usage_error(command, why);
+    spec.bytes = static_cast<std::uint64_t>(*bytes);
+    spec.loss = *loss;
+    spec.skew_us = *skew;
+    spec.model.seed = static_cast<std::uint64_t>(*seed);
+    bool bad_trace = false;
+    auto trace = trace_from(opts, &why, &bad_trace);
+    if (bad_trace) return usage_error(command, why);
+    auto result = allgather ? sim::run_allgather(spec, trace.get(), &why)
+                            : sim::run_barrier(spec, trace.get(), &why);
+    if (!result) return usage_error(command, why);
+    if (trace && !trace->close()) {
+        std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n", static_cast<int>(command.size()),
+                     command.data(), opts.text("--trace").c_str());
+        return 1;
+    }
+    const sim::CollectiveResult& r = *result;
+    std::vector<double> cpu = r.host_cpu_us;
+    std::sort(cpu.begin(), cpu.end());
+    if (opts.has("--json")) {
+        JsonObject j;
+        j.field("command", command)
+            .field("preset", preset_name(opts))
+            .field("nodes", static_cast<long long>(spec.model.nodes));
+        if (allgather) j.field("bytes", static_cast<long long>(spec.bytes));
+        j.field("algorithm", r.algorithm)
+            .field("loss", spec.loss)
+            .field("skew_us", spec.skew_us)
+            .field("late_node", static_cast<long long>(r.late))
+            .field("seed", static_cast<long long>(spec.model.seed))
+            .field("latency_us", r.latency_us);
+        if (allgather) j.field("bandwidth_mb_s", r.bandwidth_mbs);
+        j.field("host_cpu_us_median", cpu[cpu.size() / 2])
+            .array("host_cpu_us", r.host_cpu_us)
+            .array("done_us", r.done_us)
+            .field("packets", static_cast<long long>(r.packets))
+            .field("lost_packets", static_cast<long long>(r.lost))
+            .field("nacks", static_cast<long long>(r.stats.nacks_sent))
+            .field("nacks_forwarded", static_cast<long long>(r.stats.nacks_forwarded))
+            .field("retransmissions", static_cast<long long>(r.stats.retransmitted))
+            .field("duplicates", static_cast<long long>(r.stats.duplicates))
+            .field("events", static_cast<long long>(r.events));
+        std::printf("%s\n", j.str().c_str());
+        return 0;
+    }
+    std::printf("%.*s: %s, %d nodes", static_cast<int>(command.size()), command.data(),
+                preset_name(opts).c_str(), spec.model.nodes);
+    if (allgather) std::printf(", %llu bytes per node", static_cast<unsigned long long>(spec.bytes));
+    std::printf(", algorithm %s\n", r.algorithm.c_str());
+    if (r.late >= 0) std::printf("node %d posted %.2f us late\n", r.late, spec.skew_us);
+    std::printf("latency: %.2f us (the last host to complete)", r.latency_us);
+    if (allgather) std::printf("; bandwidth %.2f MB/s per host", r.bandwidth_mbs);
+    std::printf("\nhost CPU per node (us): least %.2f, median %.2f, most %.2f\n", cpu.front(),
+                cpu[cpu.size() / 2], cpu.back());
+    if (r.done_us.size() <= kPerNodeRows) {
+        std::printf("completion per node (us):\n%s", per_node(r.done_us).c_str());
+    }
+    std::printf("packets: %llu sent, %llu lost; %llu NACKs (%llu passed up), %llu retransmitted, "
+                "%llu duplicates\n",
+                static_cast<unsigned long long>(r.packets), static_cast<unsigned long long>(r.lost),
+                static_cast<unsigned long long>(r.stats.nacks_sent),
+                static_cast<unsigned long long>(r.stats.nacks_forwarded),
+                static_cast<unsigned long long>(r.stats.retransmitted),
+                static_cast<unsigned long long>(r.stats.duplicates));
+    return 0;
+}
+
+int run_allgather(const Options& opts) { return run_collective("allgather", opts, true); }
+int run_barrier(const Options& opts) { return run_collective("barrier", opts, false); }
+
 int run_bcast(const Options& opts) { return run_experiment("bcast", opts, false); }
 int run_throughput(const Options& opts) { return run_experiment("throughput", opts, true); }
 
@@ -376,6 +472,8 @@ const std::array kCommands = {
     Command{"kbinomial", "for each k: L1, total steps L1 + (m-1)k, and the optimal k", kKbinomialOpts, run_kbinomial},
     Command{"bcast", "simulate one broadcast: latency of the last receiver, per-node completion, packets", kBcastOpts, run_bcast},
     Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (seed 000 §5.1)", kThroughputOpts, run_throughput},
+    Command{"allgather", "simulate one allgather (seed 001): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
+    Command{"barrier", "simulate one barrier: latency, host CPU time, packets", kBarrierOpts, run_barrier},
     Command{"bench", "simulated events per second of wall time on a fixed workload", kBenchOpts, run_bench},
     Command{"params", "list the model parameters: unit, default, meaning", kListOpts, run_params},
     Command{"presets", "list the presets with every value and its source", kListOpts, run_presets},

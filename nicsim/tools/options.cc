@@ -2,8 +2,20 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 
 namespace nicsim::tools {
+
+namespace {
+
+std::string format_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+}  // namespace
 
 std::optional<Options> Options::parse(std::span<const OptionSpec> specs,
                                       std::span<char* const> args, std::string* why) {
@@ -66,6 +78,24 @@ std::optional<std::int64_t> Options::integer(std::string_view name, std::int64_t
     if (v < min || v > max) {
         *why = std::string(name) + " " + value + ": out of range " + std::to_string(min) + ".." +
                std::to_string(max);
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<double> Options::number(std::string_view name, double fallback, double min,
+                                     double max, std::string* why) const {
+    if (!has(name)) return fallback;
+    const std::string value = text(name);
+    double v = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc{} || ptr != value.data() + value.size() || !std::isfinite(v)) {
+        *why = std::string(name) + " " + value + ": not a number";
+        return std::nullopt;
+    }
+    if (v < min || v > max) {
+        *why = std::string(name) + " " + value + ": out of range " + format_number(min) + ".." +
+               format_number(max);
         return std::nullopt;
     }
     return v;

@@ -33,6 +33,10 @@ public:
     std::optional<std::int64_t> integer(std::string_view name, std::int64_t fallback,
                                         std::int64_t min, std::int64_t max, std::string* why) const;
 
+    // Numbers within [min, max], likewise.
+    std::optional<double> number(std::string_view name, double fallback, double min, double max,
+                                 std::string* why) const;
+
 private:
     std::vector<std::pair<std::string, std::string>> given_;
 };
