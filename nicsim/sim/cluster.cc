@@ -24,8 +24,12 @@ bool is_collective(PacketKind kind) {
     return kind == PacketKind::barrier || kind == PacketKind::allgather || kind == PacketKind::nack;
 }
 
+// A collective that keeps hearing nothing waits twice as long before each next round of NACKs,
+// up to 2^kMaxBackoff times: a rank can legitimately wait long (recursive doubling's folded ranks
+// wait for the whole exchange), and NACKs at a fixed pace would load the NICs it waits on.
+constexpr int kMaxBackoff = 6;
 // A collective that has not heard a packet in this many timeouts is stuck, not slow: a bug.
-constexpr int kMaxSilentTimeouts = 10000;
+constexpr int kMaxSilentTimeouts = 1000;
 
 }  // namespace
 
@@ -170,7 +174,13 @@ public:
     Status transmit(Rank dst, const PacketHeader& header,
                     std::span<const std::byte> payload) override {
         Time now = c_.sim_.now();
-        const bool collective = is_collective(header.kind);
+        // A combined allgather packet is gathered from host memory, where its blocks landed. The
+        // DMA engine fetches it while the NIC still sends the packet before (double buffering).
+        const bool gathered = header.kind == PacketKind::allgather && combining_;
+        if (gathered && !fetching_) {
+            fetching_ = true;
+            fetched_ = dma(now, header.payload_bytes, "dma out");
+        }
         if (send_ahead_) {
             send_ahead_ = false;
             now = nic_free_;
@@ -181,13 +191,11 @@ public:
             }
             return Status::again;
         }
-        if (collective) {
-            ++c_.collective_packets_;
-            if (header.kind == PacketKind::allgather && combining_) {
-                // A combined packet is gathered from host memory, where the blocks landed.
-                now = dma(now, header.payload_bytes, "dma out");
-            }
+        if (gathered) {
+            fetching_ = false;
+            now = std::max(now, fetched_);
         }
+        if (is_collective(header.kind)) ++c_.collective_packets_;
         nic_free_ = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_);
         busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
@@ -300,10 +308,10 @@ private:
     }
 
     // Receiver-driven retransmission (seed 001 §4.3.1): a collective that heard nothing for
-    // nack_timeout asks its peers for what it misses.
+    // nack_timeout asks its peers for what it misses, then backs off while it still hears nothing.
     void on_timer(Time now) {
         if (record_.complete) return;
-        if (now - last_heard_ >= timeout_) {
+        if (now - last_heard_ >= wait()) {
             if (++silent_timeouts_ > kMaxSilentTimeouts) {
                 c_.fail("node " + std::to_string(rank_) + "'s collective heard nothing in " +
                         std::to_string(kMaxSilentTimeouts) + " timeouts");
@@ -320,7 +328,11 @@ private:
     void arm_timer(Time now) {
         if (timer_scheduled_ || record_.complete || timeout_ <= 0) return;
         timer_scheduled_ = true;
-        c_.sim_.schedule(std::max(now, last_heard_ + timeout_), *this, kTimeout);
+        c_.sim_.schedule(std::max(now, last_heard_ + wait()), *this, kTimeout);
+    }
+
+    Time wait() const {
+        return timeout_ << std::min(silent_timeouts_, kMaxBackoff);
     }
 
     // `bytes` cross the I/O bus from the NIC's clock on; returns when they are over.
@@ -522,6 +534,8 @@ private:
     const plan::AllgatherAlgorithm* allgather_ = nullptr;
     std::uint64_t block_bytes_ = 0;
     bool combining_ = false;
+    bool fetching_ = false;  // the packet at the head of the collective queue is being fetched
+    Time fetched_ = 0;       // until then
     bool posted_ = false;  // the agent has the collective
     Seq seq_ = 0;
     CollectiveRecord record_;
