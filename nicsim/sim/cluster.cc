@@ -343,8 +343,15 @@ private:
         return bus_free_;
     }
 
+    // A hopping allgather expects many small packets and gathers them in the staging buffer;
+    // a combining one DMAs each packet into the result, where its next step fetches it (seed 001
+    // §5.2).
     void to_host(std::uint64_t bytes) {
         if (bytes == 0) return;
+        if (combining_) {
+            dma(nic_now_, bytes, "dma in");
+            return;
+        }
         if (bytes <= nic::Staging::kSmallPayload) staged_bytes_ += bytes;
         staging_.add(bytes, dmas_);
         for (const nic::Dma& d : dmas_) dma(nic_now_, d.bytes, "dma in");
