@@ -32,7 +32,7 @@ bad_input "a missing value is named" "--bytes" bcast --bytes
 bad_input "an unwritable trace is named" "--trace /nonexistent/t.json" bcast --trace /nonexistent/t.json
 
 check "kbinomial marks the optimal k (n = 16, m = 16: k = 1)" \
-    sh -c '"$1" kbinomial --nodes 16 --packets 16 | grep -E "^ +1 .*optimal"' _ "$nicsim"
+    sh -c '"$1" kbinomial --nodes 16 --packets 16 | grep -qE "^ +1 .*optimal"' _ "$nicsim"
 check "bcast --json prints one JSON object with the latency" \
     sh -c 'out=$("$1" bcast --preset kesavan97 --bytes 640 --json) && test "$(printf "%s\n" "$out" | wc -l)" -eq 1 &&
            printf "%s\n" "$out" | grep -q "^{\"command\":\"bcast\".*\"latency_us\":[0-9.]*,\"done_us\":\[.*}$"' _ "$nicsim"
@@ -52,6 +52,87 @@ rm -f "$trace"
 check "identical input gives identical output" \
     sh -c 'a=$("$1" bcast --preset kesavan97 --bytes 4096 --tree optimal --json) &&
            b=$("$1" bcast --preset kesavan97 --bytes 4096 --tree optimal --json) && test "$a" = "$b"' _ "$nicsim"
+
+# allgather and barrier (seed 001): output forms, every algorithm, loss and NACKs, bad input.
+check "allgather prints the header, latency with bandwidth, host CPU and packets" \
+    sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab) &&
+           printf "%s\n" "$out" | grep -q "^allgather: gm-lanai9, 16 nodes, 4096 bytes per node, algorithm ab$" &&
+           printf "%s\n" "$out" | grep -q "^latency: [0-9.]* us (the last host to complete); bandwidth [0-9.]* MB/s per host$" &&
+           printf "%s\n" "$out" | grep -q "^host CPU per node (us): least [0-9.]*, median [0-9.]*, most [0-9.]*$" &&
+           printf "%s\n" "$out" | grep -q " 15: *[0-9.]*$" &&
+           printf "%s\n" "$out" | grep -q "^packets: [0-9]* sent, 0 lost; 0 NACKs (0 passed up), 0 retransmitted, 0 duplicates$"' _ "$nicsim"
+check "allgather --json prints one valid JSON object with latency, bandwidth, host CPU, packets, NACKs" \
+    sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 1024 --json) && test "$(printf "%s\n" "$out" | wc -l)" -eq 1 &&
+           printf "%s\n" "$out" | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"command\"] == \"allgather\" and d[\"algorithm\"] == \"rd\" and d[\"nodes\"] == 16 and d[\"bytes\"] == 1024
+for f in (\"latency_us\", \"bandwidth_mb_s\", \"host_cpu_us_median\", \"packets\", \"nacks\", \"retransmissions\"):
+    assert isinstance(d[f], (int, float)), f
+assert d[\"latency_us\"] > 0 and d[\"bandwidth_mb_s\"] > 0 and d[\"packets\"] > 0
+assert len(d[\"host_cpu_us\"]) == 16 and len(d[\"done_us\"]) == 16 and max(d[\"done_us\"]) == d[\"latency_us\"]
+assert d[\"late_node\"] == -1"' _ "$nicsim"
+for algorithm in ab rd host-rd host-ring; do
+    check "allgather --algorithm $algorithm runs on gm-lanai9, 16 nodes, and names what ran" \
+        sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 8192 --algorithm "$2" --json) &&
+               printf "%s\n" "$out" | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"algorithm\"] == sys.argv[1] and d[\"nodes\"] == 16 and d[\"latency_us\"] > 0" "$2"' _ "$nicsim" "$algorithm"
+done
+check "host-based allgathers count the whole collective as host CPU time, NIC-based ones ts + tr" \
+    sh -c '"$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm host-ring --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"host_cpu_us\"] == d[\"done_us\"]" &&
+           "$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm rd --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert all(c == 2 for c in d[\"host_cpu_us\"])"' _ "$nicsim"
+check "allgather on ab with --loss 0.05 completes, losing packets and sending NACKs" \
+    sh -c '"$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --loss 0.05 --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"loss\"] == 0.05 and d[\"lost_packets\"] > 0 and d[\"nacks\"] > 0 and d[\"retransmissions\"] > 0
+assert len(d[\"done_us\"]) == 16"' _ "$nicsim"
+check "allgather on ab without loss sends no NACK" \
+    sh -c '"$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"lost_packets\"] == 0 and d[\"nacks\"] == 0 and d[\"retransmissions\"] == 0"' _ "$nicsim"
+check "allgather --skew makes one host, drawn with the seed, post late and the latency include it" \
+    sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --skew 2000 --set nack_timeout=10000) &&
+           printf "%s\n" "$out" | grep -q "^node [0-9]* posted 2000.00 us late$" &&
+           "$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --skew 2000 --set nack_timeout=10000 --json |
+           python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert 0 <= d[\"late_node\"] < 16 and d[\"latency_us\"] > 2000 and d[\"nacks\"] == 0"' _ "$nicsim"
+check "allgather with loss repeats exactly for one seed" \
+    sh -c 'a=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm rd --loss 0.05 --seed 7 --json) &&
+           b=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm rd --loss 0.05 --seed 7 --json) && test "$a" = "$b"' _ "$nicsim"
+bad_input "allgather names an unknown algorithm" "--algorithm bogus" allgather --algorithm bogus
+bad_input "allgather refuses --loss 1" "--loss 1" allgather --loss 1
+bad_input "allgather refuses a negative --loss" "--loss -0.1" allgather --loss -0.1
+bad_input "allgather refuses --loss on a host-based algorithm" "--loss" allgather --algorithm host-rd --loss 0.01
+bad_input "allgather refuses a negative --skew" "--skew -1" allgather --skew -1
+bad_input "allgather refuses --bytes beyond 2^40" "--bytes 1099511627777" allgather --bytes 1099511627777
+bad_input "allgather refuses blocks of more than 2^24 packets on the NICs" "--bytes 1099511627776" \
+    allgather --preset gm-lanai9 --algorithm ab --bytes 1099511627776
+bad_input "allgather refuses a --seed that is not a number" "--seed abc" allgather --seed abc
+bad_input "barrier has no --loss" "--loss" barrier --loss 0.1
+
+for algorithm in nic:dissemination host:host-dissemination dissemination:dissemination \
+    host-recursive_doubling:host-recursive_doubling; do
+    check "barrier --algorithm ${algorithm%%:*} runs on gm-lanai9 and runs ${algorithm#*:}" \
+        sh -c '"$1" barrier --preset gm-lanai9 --algorithm "$2" | grep -q "^barrier: gm-lanai9, 16 nodes, algorithm $3$" &&
+               "$1" barrier --preset gm-lanai9 --algorithm "$2" --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"command\"] == \"barrier\" and d[\"algorithm\"] == sys.argv[1] and d[\"latency_us\"] > 0
+assert \"bandwidth_mb_s\" not in d and \"bytes\" not in d and d[\"nacks\"] == 0" "$3"' \
+        _ "$nicsim" "${algorithm%%:*}" "${algorithm#*:}"
+done
+bad_input "barrier names an unknown algorithm" "--algorithm bogus" barrier --algorithm bogus
+trace=$(mktemp)
+check "allgather and barrier --trace write files that json.load accepts" \
+    sh -c '"$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --loss 0.05 --trace "$2" >/dev/null &&
+           python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"traceEvents\"]" "$2" &&
+           "$1" barrier --preset gm-lanai9 --algorithm host --trace "$2" >/dev/null &&
+           python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"traceEvents\"]" "$2"' _ "$nicsim" "$trace"
+rm -f "$trace"
 
 # Every option, parameter and preset the command declares appears in the man page.
 missing=""
