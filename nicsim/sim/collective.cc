@@ -144,9 +144,12 @@ std::optional<CollectiveResult> run_allgather(const CollectiveSpec& spec, Trace*
     }
     const Rank n = spec.model.nodes;
     const auto mtu = static_cast<std::uint64_t>(spec.model.mtu);
-    if (!algorithm->on_host && spec.bytes > mtu * nic::kAllgatherMaxPackets / static_cast<std::uint64_t>(n)) {
+    // A NIC-based transfer numbers its packets in 24 bits, a host-based message in 32.
+    const int bits = algorithm->on_host ? 32 : nic::kAllgatherIndexBits;
+    if (spec.bytes > mtu * ((std::uint64_t{1} << bits) - 1) / static_cast<std::uint64_t>(n)) {
         *why = "--bytes " + std::to_string(spec.bytes) + ": " + std::to_string(n) +
-               " blocks take more than 2^24 packets of " + std::to_string(mtu) + " bytes";
+               " blocks take more than 2^" + std::to_string(bits) + " packets of " +
+               std::to_string(mtu) + " bytes";
         return std::nullopt;
     }
     if (spec.payloads && (algorithm->on_host ||
@@ -188,11 +191,12 @@ std::optional<CollectiveResult> run_barrier(const CollectiveSpec& spec, Trace* t
     }
     const Rank n = spec.model.nodes;
     const bool on_host = spec.algorithm == "host" || spec.algorithm.starts_with(kHostPrefix);
+    const bool chosen = spec.algorithm == "nic" || spec.algorithm == "host";
     const std::string name =
         spec.algorithm.starts_with(kHostPrefix) ? spec.algorithm.substr(kHostPrefix.size()) : spec.algorithm;
     const plan::BarrierAlgorithm* algorithm = nullptr;
     for (const plan::BarrierAlgorithm& a : plan::barrier_algorithms()) {
-        if (name == "nic" || name == "host") {
+        if (chosen) {
             // The model's choice: the fewest rounds; the first such in the table.
             if (algorithm == nullptr || a.plan(0, n).size() < algorithm->plan(0, n).size()) algorithm = &a;
         } else if (a.name == name) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "nicsim/nicsim.h"
+#include "plan/allgather.h"
 #include "plan/kbinomial.h"
 #include "plan/barrier.h"
 #include "sim/bcast.h"
@@ -44,10 +45,10 @@ constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOp
     OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr OptionSpec kSkewOpt{"--skew", "US", "one host, drawn with the seed, posts this many microseconds late (default 0)"};
-constexpr OptionSpec kSeedOpt{"--seed", "S", "seed of the losses and of the late host (default: the model's seed)"};
+constexpr OptionSpec kSeedOpt{"--seed", "S", "the model's seed (losses, the late host, an irregular topology); default: the model's"};
 constexpr std::array kAllgatherOpts = {kPresetOpt, kNodesOpt, kSetOpt,
     OptionSpec{"--bytes", "B", "each node's block in bytes (default 0)"},
-    OptionSpec{"--algorithm", "A", "ab|rd|host-rd|host-ring: NIC-based all-to-all broadcast or recursive doubling, or a host-based baseline (default rd)"},
+    OptionSpec{"--algorithm", "A", "rd|ab|host-rd|host-ring: NIC-based recursive doubling or all-to-all broadcast, or a host-based baseline (default rd)"},
     OptionSpec{"--loss", "RATE", "probability that the network loses an allgather packet or NACK (NIC-based only; default 0)"},
     kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,
@@ -458,6 +459,12 @@ int run_algorithms(const Options&) {
     for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_BARRIER); ++i) {
         std::printf("  %-20s %s%s\n", nicsim_algorithm_name(NICSIM_COLL_BARRIER, i),
                     nicsim_algorithm_description(NICSIM_COLL_BARRIER, i), i == 0 ? " (default)" : "");
+    }
+    std::printf("allgather:\n");
+    for (const plan::AllgatherAlgorithm& a : plan::allgather_algorithms()) {
+        std::printf("  %-20.*s %.*s%s\n", static_cast<int>(a.name.size()), a.name.data(),
+                    static_cast<int>(a.description.size()), a.description.data(),
+                    &a == plan::allgather_algorithms().data() ? " (default)" : "");
     }
     std::printf("multicast trees:\n");
     for (const plan::TreeShape& shape : plan::tree_shapes()) {
