@@ -148,6 +148,14 @@ std::unique_ptr<sim::Trace> trace_from(const Options& opts, std::string* why, bo
     return trace;
 }
 
+// Writes out the trace, if any; false, with one line naming the file, when that fails.
+bool close_trace(std::string_view command, const Options& opts, sim::Trace* trace) {
+    if (trace == nullptr || trace->close()) return true;
+    std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n", static_cast<int>(command.size()),
+                 command.data(), opts.text("--trace").c_str());
+    return false;
+}
+
 std::string preset_name(const Options& opts) { return opts.text("--preset", "defaults"); }
 
 int run_kbinomial(const Options& opts) {
@@ -258,11 +266,7 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
     if (bad_trace) return usage_error(command, why);
     auto result = sim::run_bcast(*spec, trace.get(), &why);
     if (!result) return usage_error(command, why);
-    if (trace && !trace->close()) {
-        std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n", static_cast<int>(command.size()),
-                     command.data(), opts.text("--trace").c_str());
-        return 1;
-    }
+    if (!close_trace(command, opts, trace.get())) return 1;
     const sim::BcastResult& r = *result;
     if (opts.has("--json")) {
         JsonObject j = common_json(command, opts, *spec, r);
@@ -324,11 +328,7 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
     auto result = allgather ? sim::run_allgather(spec, trace.get(), &why)
                             : sim::run_barrier(spec, trace.get(), &why);
     if (!result) return usage_error(command, why);
-    if (trace && !trace->close()) {
-        std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n", static_cast<int>(command.size()),
-                     command.data(), opts.text("--trace").c_str());
-        return 1;
-    }
+    if (!close_trace(command, opts, trace.get())) return 1;
     const sim::CollectiveResult& r = *result;
     std::vector<double> cpu = r.host_cpu_us;
     std::sort(cpu.begin(), cpu.end());
