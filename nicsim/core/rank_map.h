@@ -3,27 +3,30 @@
 // looking the rank up again. A map of up to kScan ranks is searched by scanning its ranks (one
 // cache line); a larger one through an open-addressing table with a multiplicative hash. Adding
 // a rank may move the values: pointers and references last until the next get(), indices for
-// the map's lifetime.
+// the map's lifetime. The first N ranks and values are kept inline (core/small_vector.h).
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
+#include "core/small_vector.h"
 #include "core/status.h"
 
 namespace nicsim {
 
-template <typename T>
+template <typename T, std::size_t N = 0>
 class RankMap {
 public:
     static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
 
     // The index of `rank`'s value, or kAbsent.
     std::uint32_t index(Rank rank) const {
-        if (keys_.size() <= kScan) {
-            for (std::uint32_t i = 0; i < keys_.size(); ++i) {
-                if (keys_[i] == rank) return i;
+        if (const std::size_t n = keys_.size(); n <= kScan) {
+            const Rank* keys = keys_.data();
+            for (std::uint32_t i = 0; i < n; ++i) {
+                if (keys[i] == rank) return i;
             }
             return kAbsent;
         }
@@ -66,7 +69,7 @@ public:
     const T& operator[](std::uint32_t i) const { return values_[i]; }
     std::size_t size() const { return keys_.size(); }
     // The ranks present, in the order they were added (the order of their indices).
-    const std::vector<Rank>& keys() const { return keys_; }
+    std::span<const Rank> keys() const { return keys_; }
 
 private:
     static constexpr std::size_t kScan = 8;
@@ -88,8 +91,8 @@ private:
         for (std::uint32_t i = 0; i < keys_.size(); ++i) place(i);
     }
 
-    std::vector<Rank> keys_;
-    std::vector<T> values_;
+    SmallVector<Rank, N> keys_;
+    SmallVector<T, N> values_;
     std::vector<std::uint32_t> slots_;  // indices into keys_ and values_, once past kScan
     int shift_ = 32;
 };

@@ -1,17 +1,24 @@
 // A FIFO queue in one circular array that doubles when full: the NIC's queues, without
 // std::deque's block map and separately allocated blocks, so a queue's live entries share a few
-// cache lines however long the run.
+// cache lines however long the run. The first N slots (a power of two, or 0) are inline: a short
+// queue allocates nothing and sits next to the rest of its owner's state.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
-#include <vector>
+
+#include "core/small_vector.h"
 
 namespace nicsim {
 
-template <typename T>
+template <typename T, std::size_t N = 0>
 class Ring {
+    static_assert((N & (N - 1)) == 0, "the inline slots must be a power of two");
+
 public:
+    Ring() { items_.resize(N); }
+
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
     T& front() { return items_[head_]; }
@@ -23,13 +30,14 @@ public:
         ++size_;
     }
     void pop_front() {
-        head_ = (head_ + 1) & (items_.size() - 1);
+        head_ = (head_ + 1) & static_cast<std::uint32_t>(items_.size() - 1);
         --size_;
     }
 
 private:
     void grow() {
-        std::vector<T> bigger(items_.empty() ? 8 : 2 * items_.size());
+        SmallVector<T, N> bigger;
+        bigger.resize(items_.empty() ? 8 : 2 * items_.size());
         for (std::size_t i = 0; i < size_; ++i) {
             bigger[i] = std::move(items_[(head_ + i) & (items_.size() - 1)]);
         }
@@ -37,9 +45,9 @@ private:
         head_ = 0;
     }
 
-    std::vector<T> items_;  // a power-of-two number of slots
-    std::size_t head_ = 0;
-    std::size_t size_ = 0;
+    std::uint32_t head_ = 0;
+    std::uint32_t size_ = 0;
+    SmallVector<T, N> items_;  // the slots: a power of two of them
 };
 
 }  // namespace nicsim

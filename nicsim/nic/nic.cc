@@ -6,8 +6,6 @@ namespace nicsim::nic {
 
 namespace {
 
-const std::vector<std::uint32_t> kNoChildren;
-
 std::uint64_t message_key(Rank origin, Seq seq) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(origin)) << 32) | seq;
 }
@@ -22,15 +20,14 @@ Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
       send_buffers_free_(config.send_buffers) {}
 
 void Nic::set_route(Rank origin, std::span<const Rank> children) {
-    std::vector<PeerId> ids;
-    ids.reserve(children.size());
+    Children ids;
     for (const Rank child : children) ids.push_back(peer_id(child));
     routes_.get(origin) = std::move(ids);
 }
 
-const std::vector<Nic::PeerId>& Nic::children_of(Rank origin) const {
-    const std::vector<PeerId>* children = routes_.find(origin);
-    return children == nullptr ? kNoChildren : *children;
+std::span<const Nic::PeerId> Nic::children_of(Rank origin) const {
+    const Children* children = routes_.find(origin);
+    return children == nullptr ? std::span<const PeerId>() : *children;
 }
 
 int Nic::send_credits(Rank peer) const {
@@ -44,7 +41,7 @@ int Nic::unreturned_credits(Rank peer) const {
 }
 
 std::vector<Rank> Nic::peers() const {
-    std::vector<Rank> ranks = peers_.keys();
+    std::vector<Rank> ranks(peers_.keys().begin(), peers_.keys().end());
     std::sort(ranks.begin(), ranks.end());
     return ranks;
 }
@@ -141,7 +138,7 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     return failed(pump()) ? error_ : Status::ok;
 }
 
-void Nic::forward(BufferId id, const std::vector<PeerId>& children) {
+void Nic::forward(BufferId id, std::span<const PeerId> children) {
     if (children.empty()) return;
     buffers_[id].sends_left = static_cast<int>(children.size());
     if (config_.forwarding == Forwarding::fpfs) {
@@ -156,7 +153,7 @@ void Nic::forward(BufferId id, const std::vector<PeerId>& children) {
     if (message.child == children.size()) fcfs_.erase(message_key(h.origin, h.seq));
 }
 
-void Nic::serve_fcfs(FcfsMessage& message, const std::vector<PeerId>& children) {
+void Nic::serve_fcfs(FcfsMessage& message, std::span<const PeerId> children) {
     while (message.child < children.size()) {
         if (message.next < message.buffers.size()) {
             enqueue(message.buffers[message.next++], children[message.child]);

@@ -29,6 +29,7 @@
 #include "core/packet.h"
 #include "core/rank_map.h"
 #include "core/ring.h"
+#include "core/small_vector.h"
 #include "nic/fabric.h"
 #include "nic/host_port.h"
 
@@ -105,6 +106,12 @@ private:
     using PeerId = std::uint32_t;  // a peer's index in peers_, kept instead of its rank
     static constexpr BufferId kCreditUpdate = ~BufferId{0};  // a descriptor for a credit packet
     static constexpr PeerId kFromHost = ~PeerId{0};
+    // What a NIC keeps inline (core/small_vector.h), enough for a node of a tree or chain:
+    // packets held and queued at once, peers, children of a route. More go to the heap.
+    static constexpr std::size_t kInlineBuffers = 4;
+    static constexpr std::size_t kInlinePeers = 4;
+    static constexpr std::size_t kInlineChildren = 4;
+    using Children = SmallVector<PeerId, kInlineChildren>;
 
     struct Buffer {
         PacketHeader header;
@@ -134,10 +141,10 @@ private:
     };
 
     PeerId peer_id(Rank rank) { return peers_.add(rank, Peer{config_.credits, 0, 0, false, {}}); }
-    const std::vector<PeerId>& children_of(Rank origin) const;
+    std::span<const PeerId> children_of(Rank origin) const;
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
-    void forward(BufferId buffer, const std::vector<PeerId>& children);
-    void serve_fcfs(FcfsMessage& message, const std::vector<PeerId>& children);
+    void forward(BufferId buffer, std::span<const PeerId> children);
+    void serve_fcfs(FcfsMessage& message, std::span<const PeerId> children);
     void enqueue(BufferId buffer, PeerId dst);
     void unblock(PeerId dst);
     void deliver_or_keep(BufferId buffer);
@@ -151,15 +158,15 @@ private:
     Fabric& fabric_;
     HostPort& host_;
 
-    std::vector<Buffer> buffers_;
-    std::vector<BufferId> free_;
+    SmallVector<Buffer, kInlineBuffers> buffers_;
+    SmallVector<BufferId, kInlineBuffers> free_;
     int send_buffers_free_;
     bool host_waits_for_space_ = false;
     int host_buffers_ = 0;
-    Ring<BufferId> to_host_;  // waiting for a host buffer, in arrival order
-    Ring<Descriptor> transmit_;
-    RankMap<Peer> peers_;
-    RankMap<std::vector<PeerId>> routes_;  // children, by origin
+    Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
+    Ring<Descriptor, kInlineBuffers> transmit_;
+    RankMap<Peer, kInlinePeers> peers_;
+    RankMap<Children, 1> routes_;  // children, by origin
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
     Status error_ = Status::ok;
     NicStats stats_;

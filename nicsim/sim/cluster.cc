@@ -4,6 +4,7 @@
 
 #include "core/rank_map.h"
 #include "core/ring.h"
+#include "core/small_vector.h"
 #include "nic/staging.h"
 
 namespace nicsim::sim {
@@ -443,10 +444,10 @@ private:
     // The links to `dst`, looked up once: a node sends to few others, and walking the routing
     // tables for every packet was a large share of a big run's cache misses.
     std::span<const LinkId> path_to(Rank dst) {
-        if (const std::vector<LinkId>* path = paths_.find(dst)) return *path;
-        std::vector<LinkId>& path = paths_.get(dst);
+        if (const Path* path = paths_.find(dst)) return *path;
+        std::vector<LinkId> path;
         c_.topology_.route(rank_, dst, path);
-        return path;
+        return paths_.get(dst) = Path(path.begin(), path.end());
     }
 
     void later(Time at) {
@@ -506,6 +507,11 @@ private:
         Seq seq;
         std::uint32_t step;
     };
+    // What a node keeps inline (core/small_vector.h), enough for a node of a tree or chain: the
+    // links to a neighbour, the destinations and origins it deals with, buffers being copied out.
+    using Path = SmallVector<LinkId, 6>;
+    static constexpr std::size_t kInlineDestinations = 2;
+    static constexpr std::size_t kInlineReposts = 4;
 
     Cluster& c_;
     Rank rank_;
@@ -522,17 +528,17 @@ private:
     Time bus_free_ = 0;   // the I/O bus between them
     Time last_post_ = 0;
     Ring<Outgoing> outgoing_;
-    Ring<Posting> posting_;  // on the I/O bus towards the send queue
-    Ring<Time> reposts_;     // when host buffers become free again
+    Ring<Posting> posting_;               // on the I/O bus towards the send queue
+    Ring<Time, kInlineReposts> reposts_;  // when host buffers become free again
     bool host_scheduled_ = false;
     bool waiting_for_space_ = false;
     bool wake_scheduled_ = false;
     bool free_scheduled_ = false;
     bool send_ahead_ = false;  // the next transmit may start when the current receive ends
     std::vector<Receipt> receipts_;
-    RankMap<std::vector<Rank>> host_routes_;  // children, by origin
-    RankMap<std::vector<LinkId>> paths_;      // by destination
-    RankMap<Expect> expected_;                // the next packet from each origin
+    RankMap<std::vector<Rank>> host_routes_;    // children, by origin
+    RankMap<Path, kInlineDestinations> paths_;  // by destination
+    RankMap<Expect, 1> expected_;               // the next packet from each origin
 
     // Collectives
     const Time timeout_ = from_us(c_.model_.nack_timeout);
@@ -567,6 +573,9 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
       trace_(trace),
       link_free_(topology_.links(), 0) {
     const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding};
+    // In a pipelined run every node is busy, so consecutive events are at different nodes, whose
+    // state is rarely still in cache: have the next one's on its way while an event runs.
+    sim_.set_prefetch_bytes(sizeof(Node));
     nodes_.reserve(static_cast<std::size_t>(topology_.nodes()));
     for (Rank r = 0; r < topology_.nodes(); ++r) {
         nodes_.push_back(std::make_unique<Node>(*this, r, config));

@@ -1,7 +1,7 @@
 #include "sim/simulator.h"
 
+#include <algorithm>
 #include <cassert>
-#include <utility>
 
 namespace nicsim::sim {
 
@@ -17,17 +17,14 @@ void Simulator::schedule(Time at, EventHandler& handler, std::uint32_t kind, std
         free_slots_.pop_back();
         events_[slot] = {&handler, kind, arg};
     }
-    heap_.push_back(Key{at} << 64 | next_order_++ << kSlotBits | slot);
-    sift_up(heap_.size() - 1);
+    push(Key{at} << 64 | next_order_++ << kSlotBits | slot);
 }
 
 std::uint64_t Simulator::run() {
     const std::uint64_t start = events_run_;
-    while (!heap_.empty()) {
-        const Key top = heap_.front();
-        heap_.front() = heap_.back();
-        heap_.pop_back();
-        if (!heap_.empty()) sift_down(0);
+    while (size_ != 0) {
+        const Key top = pop();
+        prefetch_next();
         const auto slot = static_cast<std::uint32_t>(top & ((1u << kSlotBits) - 1));
         const Event e = events_[slot];
         free_slots_.push_back(slot);
@@ -38,38 +35,53 @@ std::uint64_t Simulator::run() {
     return events_run_ - start;
 }
 
-void Simulator::sift_up(std::size_t i) {
-    const Key k = heap_[i];
-    while (i > 0) {
-        const std::size_t parent = (i - 1) / 4;
-        if (!(k < heap_[parent])) break;
-        heap_[i] = heap_[parent];
-        i = parent;
+void Simulator::push(Key k) {
+    assert(k != kNoKey);
+    std::size_t pos = size_++;
+    if ((pos + 3) / 4 == groups_.size()) groups_.push_back({{kNoKey, kNoKey, kNoKey, kNoKey}});
+    while (pos > 0) {
+        const std::size_t parent = (pos - 1) / 4;
+        if (!(k < key(parent))) break;
+        key(pos) = key(parent);
+        pos = parent;
     }
-    heap_[i] = k;
+    key(pos) = k;
 }
 
-void Simulator::sift_down(std::size_t i) {
-    const Key k = heap_[i];
-    const std::size_t n = heap_.size();
-    for (;;) {
-        const std::size_t first = 4 * i + 1;
-        if (first >= n) break;
-        std::size_t best = first;
-        if (first + 4 <= n) {  // the usual case: four children, picked without branches
-            const std::size_t a = heap_[first + 1] < heap_[first] ? first + 1 : first;
-            const std::size_t b = heap_[first + 3] < heap_[first + 2] ? first + 3 : first + 2;
-            best = heap_[b] < heap_[a] ? b : a;
-        } else {
-            for (std::size_t c = first + 1; c < n; ++c) {
-                if (heap_[c] < heap_[best]) best = c;
-            }
-        }
-        if (!(heap_[best] < k)) break;
-        heap_[i] = heap_[best];
-        i = best;
+// Takes out the root the bottom-up way: the hole left by the root follows the least child down
+// to a leaf, which needs no comparison against the key that fills it, then the last key moves
+// into the hole and up. The last key usually belongs near the bottom, so that costs little.
+Simulator::Key Simulator::pop() {
+    const Key top = key(0);
+    const Key last = key(--size_);
+    key(size_) = kNoKey;
+    if (size_ == 0) return top;
+    std::size_t pos = 0;
+    while (4 * pos + 1 < size_) {
+        // The least of the four children and its place, without branches (which would go
+        // either way at random): keys are unique, so exactly one child equals the least.
+        const Key* c = groups_[pos + 1].keys;
+        const Key least = std::min(std::min(c[0], c[1]), std::min(c[2], c[3]));
+        key(pos) = least;
+        pos = 4 * pos + 1 + (c[1] == least) + 2 * (c[2] == least) + 3 * (c[3] == least);
     }
-    heap_[i] = k;
+    while (pos > 0) {
+        const std::size_t parent = (pos - 1) / 4;
+        if (!(last < key(parent))) break;
+        key(pos) = key(parent);
+        pos = parent;
+    }
+    key(pos) = last;
+    return top;
+}
+
+void Simulator::prefetch_next() const {
+    if (size_ == 0 || prefetch_bytes_ == 0) return;
+    const auto slot = static_cast<std::uint32_t>(groups_[0].keys[3] & ((1u << kSlotBits) - 1));
+    const auto* state = reinterpret_cast<const char*>(events_[slot].handler);
+    for (std::size_t offset = 0; offset < prefetch_bytes_; offset += 64) {
+        __builtin_prefetch(state + offset);
+    }
 }
 
 }  // namespace nicsim::sim
