@@ -53,45 +53,50 @@ public:
     // Collectives ------------------------------------------------------------------------------
 
     void enable_collectives(const nic::ChannelConfig& channels) {
-        agent_ = std::make_unique<nic::Agent>(rank_, c_.size(), *this, channels);
+        coll().agent = std::make_unique<nic::Agent>(rank_, c_.size(), *this, channels);
     }
 
     // The host posts a NIC-based collective: ts, then the request crosses the I/O bus; a hopping
     // allgather's own block goes with it, into NIC memory, where every later send finds it.
     void post(const plan::BarrierAlgorithm* barrier, const plan::AllgatherAlgorithm* allgather,
               std::uint64_t block_bytes, Time at) {
-        barrier_ = barrier;
-        allgather_ = allgather;
-        block_bytes_ = block_bytes;
-        combining_ = allgather != nullptr && allgather->combines;
+        coll().barrier = barrier;
+        coll_->allgather = allgather;
+        coll_->block_bytes = block_bytes;
+        coll_->combining = allgather != nullptr && allgather->combines;
         if (allgather != nullptr && c_.collectives_.payloads) {
-            result_.assign(block_bytes * static_cast<std::uint64_t>(c_.size()), std::byte{0});
+            coll_->result.assign(block_bytes * static_cast<std::uint64_t>(c_.size()), std::byte{0});
             for (std::uint64_t i = 0; i < block_bytes; ++i) {
-                result_[block_bytes * static_cast<std::uint64_t>(rank_) + i] = block_byte(rank_, i);
+                coll_->result[block_bytes * static_cast<std::uint64_t>(rank_) + i] = block_byte(rank_, i);
             }
         }
-        record_.posted = at;
+        coll_->record.posted = at;
         const Time begin = std::max(at, host_free_);
         host_free_ = begin + ts_;
-        record_.host_busy += ts_;
+        coll_->record.host_busy += ts_;
         busy(Trace::Track::host, "post", begin, host_free_);
         Time ready = host_free_;
-        if (allgather != nullptr && !combining_) ready = dma(ready, block_bytes, "dma out");
+        if (allgather != nullptr && !coll_->combining) ready = dma(ready, block_bytes, "dma out");
         c_.sim_.schedule(ready, *this, kCollPost);
     }
 
     void run_on_host(std::vector<HostStep> steps, Time at) {
-        record_.posted = at;
-        host_steps_ = std::move(steps);
-        host_got_.clear();
-        for (const HostStep& step : host_steps_) host_got_.emplace_back(step.from.size(), false);
+        coll().record.posted = at;
+        coll_->host_steps = std::move(steps);
+        coll_->host_got.clear();
+        for (const HostStep& step : coll_->host_steps) coll_->host_got.emplace_back(step.from.size(), false);
         host_advance(at);
     }
 
-    const CollectiveRecord& record() const { return record_; }
-    std::span<const std::byte> result() const { return result_; }
+    const CollectiveRecord& record() const {
+        static const CollectiveRecord none;
+        return coll_ ? coll_->record : none;
+    }
+    std::span<const std::byte> result() const {
+        return coll_ ? std::span<const std::byte>(coll_->result) : std::span<const std::byte>();
+    }
     const nic::CollectiveStats* collective_stats() const {
-        return agent_ ? &agent_->stats() : nullptr;
+        return coll_ && coll_->agent ? &coll_->agent->stats() : nullptr;
     }
 
     void send(Rank dst, Rank origin, Seq seq, std::uint64_t bytes, Time at) {
@@ -147,8 +152,8 @@ public:
             free_scheduled_ = false;
             nic_now_ = now;
             repost_host_buffers();
-            if (agent_) {  // collective packets first (seed 001 §4.3)
-                check(agent_->progress(), "its collective queue at node", rank_);
+            if (coll_ && coll_->agent) {  // collective packets first (seed 001 §4.3)
+                check(coll_->agent->progress(), "its collective queue at node", rank_);
                 check_collective_done();
             }
             check(nic_.progress(), "its transmit queue at node", rank_);
@@ -158,7 +163,7 @@ public:
             start_collective(now);
             break;
         case kTimeout:
-            timer_scheduled_ = false;
+            coll_->timer_scheduled = false;
             on_timer(now);
             break;
         }
@@ -177,10 +182,10 @@ public:
         Time now = c_.sim_.now();
         // A combined allgather packet is gathered from host memory, where its blocks landed. The
         // DMA engine fetches it while the NIC still sends the packet before (double buffering).
-        const bool gathered = header.kind == PacketKind::allgather && combining_;
-        if (gathered && !fetching_) {
-            fetching_ = true;
-            fetched_ = dma(now, header.payload_bytes, "dma out");
+        const bool gathered = header.kind == PacketKind::allgather && coll_ && coll_->combining;
+        if (gathered && !coll_->fetching) {
+            coll_->fetching = true;
+            coll_->fetched = dma(now, header.payload_bytes, "dma out");
         }
         if (send_ahead_) {
             send_ahead_ = false;
@@ -193,8 +198,8 @@ public:
             return Status::again;
         }
         if (gathered) {
-            fetching_ = false;
-            now = std::max(now, fetched_);
+            coll_->fetching = false;
+            now = std::max(now, coll_->fetched);
         }
         if (is_collective(header.kind)) ++c_.collective_packets_;
         nic_free_ = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_);
@@ -217,7 +222,7 @@ public:
         host_free_ = begin + tr_;
         busy(Trace::Track::host, "receive", begin, host_free_);
         receipts_.push_back({header.origin, header.seq, host_free_});
-        if (!host_steps_.empty()) host_received(header.origin);
+        if (coll_ && !coll_->host_steps.empty()) host_received(header.origin);
         const std::vector<Rank>* children = host_routes_.find(header.origin);
         if (children == nullptr) return;
         const std::uint64_t bytes = message_bytes(header);
@@ -257,7 +262,7 @@ private:
         std::vector<std::byte> payload;
         if (c_.collectives_.payloads) payload = std::move(c_.flight_payloads_[flight]);
         if (c_.lose(f.header)) return;
-        if (!agent_) {
+        if (!coll_ || !coll_->agent) {
             check(Status::protocol, "a collective packet from node", f.src);
             return;
         }
@@ -265,26 +270,26 @@ private:
         nic_free_ = start + tnr_;
         busy(Trace::Track::nic, "receive", start, nic_free_);
         nic_now_ = nic_free_;
-        last_heard_ = now;
-        silent_timeouts_ = 0;
+        coll_->last_heard = now;
+        coll_->silent_timeouts = 0;
         if (f.header.kind == PacketKind::allgather) to_host(f.header.payload_bytes);
         send_ahead_ = start == now;
-        check(agent_->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
+        check(coll_->agent->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
         send_ahead_ = false;
         check_collective_done();
     }
 
     void start_collective(Time now) {
         Status s;
-        if (barrier_ != nullptr) {
-            s = agent_->post_barrier(*barrier_, &seq_);
+        if (coll_->barrier != nullptr) {
+            s = coll_->agent->post_barrier(*coll_->barrier, &coll_->seq);
         } else {
-            s = agent_->post_allgather(*allgather_, block_bytes_,
-                                       static_cast<std::uint32_t>(c_.model_.mtu), result_, &seq_);
+            s = coll_->agent->post_allgather(*coll_->allgather, coll_->block_bytes,
+                                       static_cast<std::uint32_t>(c_.model_.mtu), coll_->result, &coll_->seq);
         }
         check(s, "posting its collective, node", rank_);
-        posted_ = !failed(s);
-        last_heard_ = now;
+        coll_->posted = !failed(s);
+        coll_->last_heard = now;
         arm_timer(now);
         check_collective_done();
     }
@@ -292,48 +297,48 @@ private:
     // Once the agent has done this rank's part, what is staged goes to the host, then the receive
     // event, and the host, which polls for it, pays tr and copies out what was staged.
     void check_collective_done() {
-        if (!posted_ || record_.complete) return;
-        const Status s = agent_->test(seq_);
+        if (!coll_->posted || coll_->record.complete) return;
+        const Status s = coll_->agent->test(coll_->seq);
         if (s == Status::in_progress) return;
         check(s, "its collective, node", rank_);
-        staging_.flush(dmas_);
-        for (const nic::Dma& d : dmas_) dma(nic_now_, d.bytes, "dma in");
-        dmas_.clear();
-        const Time cpu = tr_ + transfer_time(staged_bytes_, c_.model_.copy_bw);
+        coll_->staging.flush(coll_->dmas);
+        for (const nic::Dma& d : coll_->dmas) dma(nic_now_, d.bytes, "dma in");
+        coll_->dmas.clear();
+        const Time cpu = tr_ + transfer_time(coll_->staged_bytes, c_.model_.copy_bw);
         const Time begin = std::max({nic_now_, bus_free_, host_free_});
         host_free_ = begin + cpu;
         busy(Trace::Track::host, "complete", begin, host_free_);
-        record_.host_busy += cpu;
-        record_.done = host_free_;
-        record_.complete = true;
+        coll_->record.host_busy += cpu;
+        coll_->record.done = host_free_;
+        coll_->record.complete = true;
     }
 
     // Receiver-driven retransmission (seed 001 §4.3.1): a collective that heard nothing for
     // nack_timeout asks its peers for what it misses, then backs off while it still hears nothing.
     void on_timer(Time now) {
-        if (record_.complete) return;
-        if (now - last_heard_ >= wait()) {
-            if (++silent_timeouts_ > kMaxSilentTimeouts) {
+        if (coll_->record.complete) return;
+        if (now - coll_->last_heard >= wait()) {
+            if (++coll_->silent_timeouts > kMaxSilentTimeouts) {
                 c_.fail("node " + std::to_string(rank_) + "'s collective heard nothing in " +
                         std::to_string(kMaxSilentTimeouts) + " timeouts");
                 return;
             }
             nic_now_ = std::max(now, nic_free_);
-            check(agent_->timeout(), "its collective's timeout, node", rank_);
-            last_heard_ = now;
+            check(coll_->agent->timeout(), "its collective's timeout, node", rank_);
+            coll_->last_heard = now;
             check_collective_done();
         }
         arm_timer(now);
     }
 
     void arm_timer(Time now) {
-        if (timer_scheduled_ || record_.complete || timeout_ <= 0) return;
-        timer_scheduled_ = true;
-        c_.sim_.schedule(std::max(now, last_heard_ + wait()), *this, kTimeout);
+        if (coll_->timer_scheduled || coll_->record.complete || coll_->timeout <= 0) return;
+        coll_->timer_scheduled = true;
+        c_.sim_.schedule(std::max(now, coll_->last_heard + wait()), *this, kTimeout);
     }
 
     Time wait() const {
-        return timeout_ << std::min(silent_timeouts_, kMaxBackoff);
+        return coll_->timeout << std::min(coll_->silent_timeouts, kMaxBackoff);
     }
 
     // `bytes` cross the I/O bus from the NIC's clock on; returns when they are over.
@@ -349,44 +354,44 @@ private:
     // §5.2).
     void to_host(std::uint64_t bytes) {
         if (bytes == 0) return;
-        if (combining_) {
+        if (coll_->combining) {
             dma(nic_now_, bytes, "dma in");
             return;
         }
-        if (bytes <= nic::Staging::kSmallPayload) staged_bytes_ += bytes;
-        staging_.add(bytes, dmas_);
-        for (const nic::Dma& d : dmas_) dma(nic_now_, d.bytes, "dma in");
-        dmas_.clear();
+        if (bytes <= nic::Staging::kSmallPayload) coll_->staged_bytes += bytes;
+        coll_->staging.add(bytes, coll_->dmas);
+        for (const nic::Dma& d : coll_->dmas) dma(nic_now_, d.bytes, "dma in");
+        coll_->dmas.clear();
     }
 
     // Host-based collectives: a step's messages leave once the previous step's have all come.
     void host_advance(Time at) {
-        while (host_step_ < host_steps_.size()) {
-            HostStep& step = host_steps_[host_step_];
+        while (coll_->host_step < coll_->host_steps.size()) {
+            HostStep& step = coll_->host_steps[coll_->host_step];
             if (!step.sends.empty()) {
                 for (const HostStep::Message& m : step.sends) {
-                    send(m.dst, rank_, host_seq_.get(m.dst, Seq{0})++, m.bytes, at);
+                    send(m.dst, rank_, coll_->host_seq.get(m.dst, Seq{0})++, m.bytes, at);
                 }
                 step.sends.clear();
             }
-            const std::vector<bool>& got = host_got_[host_step_];
+            const std::vector<bool>& got = coll_->host_got[coll_->host_step];
             if (std::find(got.begin(), got.end(), false) != got.end()) return;
-            ++host_step_;
+            ++coll_->host_step;
         }
-        if (!record_.complete) {
-            record_.done = at;
-            record_.complete = true;
-            record_.host_busy = at - record_.posted;  // it polled throughout (seed 001 §6.3)
+        if (!coll_->record.complete) {
+            coll_->record.done = at;
+            coll_->record.complete = true;
+            coll_->record.host_busy = at - coll_->record.posted;  // it polled throughout (seed 001 §6.3)
         }
     }
 
     // A message from `src`: the first step still waiting for one from it.
     void host_received(Rank src) {
-        for (std::size_t s = host_step_; s < host_steps_.size(); ++s) {
-            const std::vector<Rank>& from = host_steps_[s].from;
+        for (std::size_t s = coll_->host_step; s < coll_->host_steps.size(); ++s) {
+            const std::vector<Rank>& from = coll_->host_steps[s].from;
             for (std::size_t i = 0; i < from.size(); ++i) {
-                if (from[i] == src && !host_got_[s][i]) {
-                    host_got_[s][i] = true;
+                if (from[i] == src && !coll_->host_got[s][i]) {
+                    coll_->host_got[s][i] = true;
                     host_advance(host_free_);
                     return;
                 }
@@ -540,29 +545,41 @@ private:
     RankMap<Path, kInlineDestinations> paths_;  // by destination
     RankMap<Expect, 1> expected_;               // the next packet from each origin
 
-    // Collectives
-    const Time timeout_ = from_us(c_.model_.nack_timeout);
-    std::unique_ptr<nic::Agent> agent_;
-    const plan::BarrierAlgorithm* barrier_ = nullptr;
-    const plan::AllgatherAlgorithm* allgather_ = nullptr;
-    std::uint64_t block_bytes_ = 0;
-    bool combining_ = false;
-    bool fetching_ = false;  // the packet at the head of the collective queue is being fetched
-    Time fetched_ = 0;       // until then
-    bool posted_ = false;  // the agent has the collective
-    Seq seq_ = 0;
-    CollectiveRecord record_;
-    std::vector<std::byte> result_;
-    Time last_heard_ = 0;  // the collective's last packet, or its post
-    int silent_timeouts_ = 0;
-    bool timer_scheduled_ = false;
-    nic::Staging staging_;
-    std::vector<nic::Dma> dmas_;
-    std::uint64_t staged_bytes_ = 0;  // reached the host through the staging buffer
-    std::vector<HostStep> host_steps_;
-    std::vector<std::vector<bool>> host_got_;  // [step][i]: the message from step.from[i] came
-    std::size_t host_step_ = 0;
-    RankMap<Seq> host_seq_;  // the next message number, by destination
+    // What a node keeps for its collective, made when it takes part in one: a broadcast's nodes
+    // stay small.
+    struct CollectiveState {
+        Time timeout = 0;
+        std::unique_ptr<nic::Agent> agent;
+        const plan::BarrierAlgorithm* barrier = nullptr;
+        const plan::AllgatherAlgorithm* allgather = nullptr;
+        std::uint64_t block_bytes = 0;
+        bool combining = false;
+        bool fetching = false;  // the packet at the head of the collective queue is being fetched
+        Time fetched = 0;       // until then
+        bool posted = false;  // the agent has the collective
+        Seq seq = 0;
+        CollectiveRecord record;
+        std::vector<std::byte> result;
+        Time last_heard = 0;  // the collective's last packet, or its post
+        int silent_timeouts = 0;
+        bool timer_scheduled = false;
+        nic::Staging staging;
+        std::vector<nic::Dma> dmas;
+        std::uint64_t staged_bytes = 0;  // reached the host through the staging buffer
+        std::vector<HostStep> host_steps;
+        std::vector<std::vector<bool>> host_got;  // [step][i]: the message from step.from[i] came
+        std::size_t host_step = 0;
+        RankMap<Seq> host_seq;  // the next message number, by destination
+    };
+    std::unique_ptr<CollectiveState> coll_;
+
+    CollectiveState& coll() {
+        if (!coll_) {
+            coll_ = std::make_unique<CollectiveState>();
+            coll_->timeout = from_us(c_.model_.nack_timeout);
+        }
+        return *coll_;
+    }
 };
 
 Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwarding,
