@@ -15,9 +15,9 @@ std::uint64_t message_key(Rank origin, Seq seq) {
 Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
     : rank_(rank),
       config_(config),
+      send_buffers_free_(config.send_buffers),
       fabric_(fabric),
-      host_(host),
-      send_buffers_free_(config.send_buffers) {}
+      host_(host) {}
 
 void Nic::set_route(Rank origin, std::span<const Rank> children) {
     Children ids;
@@ -168,21 +168,23 @@ void Nic::serve_fcfs(FcfsMessage& message, std::span<const PeerId> children) {
 
 void Nic::enqueue(BufferId id, PeerId dst) {
     Peer& p = peers_[dst];
-    if (p.blocked.empty() && p.send_credits > 0) {
+    if (p.waiting == 0 && p.send_credits > 0) {
         --p.send_credits;
         transmit_.push_back({id, dst});
     } else {
-        p.blocked.push_back(id);
+        if (blocked_.size() <= dst) blocked_.resize(dst + 1);
+        blocked_[dst].push_back(id);
+        ++p.waiting;
         ++stats_.blocked;
     }
 }
 
 void Nic::unblock(PeerId dst) {
     Peer& p = peers_[dst];
-    while (!p.blocked.empty() && p.send_credits > 0) {
+    for (; p.waiting > 0 && p.send_credits > 0; --p.waiting) {
         --p.send_credits;
-        transmit_.push_back({p.blocked.front(), dst});
-        p.blocked.pop_front();
+        transmit_.push_back({blocked_[dst].front(), dst});
+        blocked_[dst].pop_front();
     }
 }
 

@@ -129,8 +129,8 @@ private:
         int send_credits;
         int held = 0;        // its packets in our receive buffers
         int unreturned = 0;  // released buffers not yet credited back
+        int waiting = 0;     // its packets in blocked_, waiting for a credit
         bool update_queued = false;
-        Ring<BufferId> blocked;
     };
     // FCFS keeps a message's packets until its last child has them.
     struct FcfsMessage {
@@ -140,7 +140,7 @@ private:
         bool complete = false;  // the last packet has arrived
     };
 
-    PeerId peer_id(Rank rank) { return peers_.add(rank, Peer{config_.credits, 0, 0, false, {}}); }
+    PeerId peer_id(Rank rank) { return peers_.add(rank, Peer{config_.credits}); }
     std::span<const PeerId> children_of(Rank origin) const;
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
     void forward(BufferId buffer, std::span<const PeerId> children);
@@ -153,23 +153,24 @@ private:
     void maybe_free(BufferId buffer);
     Status pump();
 
+    // What every packet touches first, in as few cache lines as will hold it.
     Rank rank_;
     NicConfig config_;
+    Status error_ = Status::ok;
+    int send_buffers_free_;
+    int host_buffers_ = 0;
+    bool host_waits_for_space_ = false;
     Fabric& fabric_;
     HostPort& host_;
-
-    SmallVector<Buffer, kInlineBuffers> buffers_;
-    SmallVector<BufferId, kInlineBuffers> free_;
-    int send_buffers_free_;
-    bool host_waits_for_space_ = false;
-    int host_buffers_ = 0;
-    Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
+    NicStats stats_;
     Ring<Descriptor, kInlineBuffers> transmit_;
+    SmallVector<BufferId, kInlineBuffers> free_;
+    Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
     RankMap<Peer, kInlinePeers> peers_;
     RankMap<Children, 1> routes_;  // children, by origin
+    SmallVector<Buffer, kInlineBuffers> buffers_;
+    std::vector<Ring<BufferId>> blocked_;  // by peer, once one has to wait for a credit
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
-    Status error_ = Status::ok;
-    NicStats stats_;
 };
 
 }  // namespace nicsim::nic

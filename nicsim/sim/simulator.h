@@ -53,7 +53,7 @@ private:
     // in group p + 1. Positions past the end hold kNoKey, so the least child is picked from
     // four keys without bounds checks.
     //
-    //   group 0: [ -  -  -  0 ]   group 1: [ 1  2  3  4 ]   group 2: [ 5  6  7  8 ]  (children of 1)
+    //   group 0: [ -  -  -  0 ]   group 1: [ 1  2  3  4 ]   group 2: [ 5  6  7  8 ]  (under 1)
     struct alignas(64) Group {
         Key keys[4];
     };
