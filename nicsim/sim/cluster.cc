@@ -332,13 +332,13 @@ private:
     }
 
     void arm_timer(Time now) {
-        if (coll_->timer_scheduled || coll_->record.complete || coll_->timeout <= 0) return;
+        if (coll_->timer_scheduled || coll_->record.complete) return;
         coll_->timer_scheduled = true;
         c_.sim_.schedule(std::max(now, coll_->last_heard + wait()), *this, kTimeout);
     }
 
     Time wait() const {
-        return coll_->timeout << std::min(coll_->silent_timeouts, kMaxBackoff);
+        return from_us(c_.model_.nack_timeout) << std::min(coll_->silent_timeouts, kMaxBackoff);
     }
 
     // `bytes` cross the I/O bus from the NIC's clock on; returns when they are over.
@@ -553,7 +553,6 @@ private:
     // What a node keeps for its collective, made when it takes part in one: a broadcast's nodes
     // stay small.
     struct CollectiveState {
-        Time timeout = 0;
         std::unique_ptr<nic::Agent> agent;
         const plan::BarrierAlgorithm* barrier = nullptr;
         const plan::AllgatherAlgorithm* allgather = nullptr;
@@ -579,10 +578,7 @@ private:
     std::unique_ptr<CollectiveState> coll_;
 
     CollectiveState& coll() {
-        if (!coll_) {
-            coll_ = std::make_unique<CollectiveState>();
-            coll_->timeout = from_us(c_.model_.nack_timeout);
-        }
+        if (!coll_) coll_ = std::make_unique<CollectiveState>();
         return *coll_;
     }
 };
@@ -628,7 +624,7 @@ Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
 
 void Cluster::enable_collectives(const CollectiveOptions& options) {
     collectives_ = options;
-    loss_rng_ = Rng(options.seed, 0x1055);
+    loss_rng_ = Rng(model_.seed, 0x1055);
     for (auto& node : nodes_) node->enable_collectives(options.channels);
 }
 

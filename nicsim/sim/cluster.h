@@ -89,8 +89,8 @@ public:
     // Collectives: one per node and run.
     struct CollectiveOptions {
         bool payloads = false;       // carry real bytes (to check them) rather than sizes only
-        double loss = 0;             // each collective packet is lost with this probability
-        std::uint64_t seed = 1;      // of the losses
+        double loss = 0;             // each allgather packet or NACK is lost with this
+                                     // probability, drawn with the model's seed
         nic::ChannelConfig channels; // where a NIC keeps packets that come before its host posts
     };
     void enable_collectives(const CollectiveOptions& options);

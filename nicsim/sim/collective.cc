@@ -46,7 +46,6 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
         Cluster::CollectiveOptions options;
         options.payloads = spec.payloads;
         options.loss = spec.loss;
-        options.seed = model.seed;
         // Channels that hold a whole allgather: a late host loses nothing (seed 001 §4.2).
         options.channels.bytes = std::max<std::uint64_t>(
             options.channels.bytes, spec.bytes * static_cast<std::uint64_t>(n));
@@ -185,8 +184,12 @@ std::vector<std::string> barrier_names() {
 
 std::optional<CollectiveResult> run_barrier(const CollectiveSpec& spec, Trace* trace,
                                             std::string* why) {
-    if (spec.loss > 0 || spec.payloads) {
+    if (spec.loss > 0) {
         *why = "--loss: barrier tokens are not retransmitted";
+        return std::nullopt;
+    }
+    if (spec.payloads) {
+        *why = "payloads: a barrier carries none";
         return std::nullopt;
     }
     const Rank n = spec.model.nodes;
@@ -195,10 +198,15 @@ std::optional<CollectiveResult> run_barrier(const CollectiveSpec& spec, Trace* t
     const std::string name =
         spec.algorithm.starts_with(kHostPrefix) ? spec.algorithm.substr(kHostPrefix.size()) : spec.algorithm;
     const plan::BarrierAlgorithm* algorithm = nullptr;
+    std::size_t fewest = 0;
     for (const plan::BarrierAlgorithm& a : plan::barrier_algorithms()) {
         if (chosen) {
             // The model's choice: the fewest rounds; the first such in the table.
-            if (algorithm == nullptr || a.plan(0, n).size() < algorithm->plan(0, n).size()) algorithm = &a;
+            const std::size_t rounds = a.plan(0, n).size();
+            if (algorithm == nullptr || rounds < fewest) {
+                algorithm = &a;
+                fewest = rounds;
+            }
         } else if (a.name == name) {
             algorithm = &a;
         }

@@ -76,8 +76,8 @@ const std::array kKesavan97 = {
     PresetValue{"send_buffers", "64", "assumed: as many as the window"},
 };
 
-// Seed 001's cluster. The paper gives the hardware, not the costs: until the allgather
-// reproductions calibrate them, the NIC and host costs are assumptions, said so beside each.
+// Seed 001's cluster. The paper gives the hardware, not the costs: the NIC, host and I/O-bus
+// costs are assumptions, said so beside each (README: what the allgather reproductions show).
 const std::array kGmLanai9 = {
     PresetValue{"topology", "crossbar", "seed 001 §6: 16 nodes on one Myrinet 2000 switch (a 16-port crossbar)"},
     PresetValue{"nodes", "16", "seed 001 §6: 16-node cluster"},

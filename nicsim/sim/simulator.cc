@@ -39,6 +39,10 @@ void Simulator::push(Key k) {
     assert(k != kNoKey);
     std::size_t pos = size_++;
     if ((pos + 3) / 4 == groups_.size()) groups_.push_back({{kNoKey, kNoKey, kNoKey, kNoKey}});
+    sift_up(pos, k);
+}
+
+void Simulator::sift_up(std::size_t pos, Key k) {
     while (pos > 0) {
         const std::size_t parent = (pos - 1) / 4;
         if (!(k < key(parent))) break;
@@ -65,13 +69,7 @@ Simulator::Key Simulator::pop() {
         key(pos) = least;
         pos = 4 * pos + 1 + (c[1] == least) + 2 * (c[2] == least) + 3 * (c[3] == least);
     }
-    while (pos > 0) {
-        const std::size_t parent = (pos - 1) / 4;
-        if (!(last < key(parent))) break;
-        key(pos) = key(parent);
-        pos = parent;
-    }
-    key(pos) = last;
+    sift_up(pos, last);
     return top;
 }
 

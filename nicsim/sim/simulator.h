@@ -60,6 +60,8 @@ private:
     Key& key(std::size_t pos) { return groups_[(pos + 3) / 4].keys[(pos + 3) % 4]; }
     void push(Key k);
     Key pop();
+    // Moves `k` from position `pos` up to where it belongs, and puts it there.
+    void sift_up(std::size_t pos, Key k);
     void prefetch_next() const;
 
     std::vector<Group> groups_;

@@ -9,10 +9,28 @@ namespace nicsim::tools {
 
 namespace {
 
-std::string format_number(double v) {
+std::string bound(std::int64_t v) { return std::to_string(v); }
+std::string bound(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
+}
+
+// `value` of option `name` as a T within [min, max]; otherwise empty, with *why naming both.
+template <typename T>
+std::optional<T> in_range(std::string_view name, const std::string& value, T min, T max,
+                          const char* not_a_t, std::string* why) {
+    T v{};
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (ec != std::errc{} || ptr != value.data() + value.size() || !std::isfinite(static_cast<double>(v))) {
+        *why = std::string(name) + " " + value + ": " + not_a_t;
+        return std::nullopt;
+    }
+    if (v < min || v > max) {
+        *why = std::string(name) + " " + value + ": out of range " + bound(min) + ".." + bound(max);
+        return std::nullopt;
+    }
+    return v;
 }
 
 }  // namespace
@@ -67,38 +85,12 @@ std::vector<std::string> Options::all(std::string_view name) const {
 std::optional<std::int64_t> Options::integer(std::string_view name, std::int64_t fallback,
                                              std::int64_t min, std::int64_t max,
                                              std::string* why) const {
-    if (!has(name)) return fallback;
-    const std::string value = text(name);
-    std::int64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc{} || ptr != value.data() + value.size()) {
-        *why = std::string(name) + " " + value + ": not an integer";
-        return std::nullopt;
-    }
-    if (v < min || v > max) {
-        *why = std::string(name) + " " + value + ": out of range " + std::to_string(min) + ".." +
-               std::to_string(max);
-        return std::nullopt;
-    }
-    return v;
+    return has(name) ? in_range(name, text(name), min, max, "not an integer", why) : fallback;
 }
 
 std::optional<double> Options::number(std::string_view name, double fallback, double min,
-                                     double max, std::string* why) const {
-    if (!has(name)) return fallback;
-    const std::string value = text(name);
-    double v = 0;
-    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc{} || ptr != value.data() + value.size() || !std::isfinite(v)) {
-        *why = std::string(name) + " " + value + ": not a number";
-        return std::nullopt;
-    }
-    if (v < min || v > max) {
-        *why = std::string(name) + " " + value + ": out of range " + format_number(min) + ".." +
-               format_number(max);
-        return std::nullopt;
-    }
-    return v;
+                                      double max, std::string* why) const {
+    return has(name) ? in_range(name, text(name), min, max, "not a number", why) : fallback;
 }
 
 std::string describe(std::span<const OptionSpec> specs) {
