@@ -2,8 +2,9 @@
  * nicoll: the Open MPI collectives component that runs collectives on the nicsim engine.
  *
  * This folder is glue only: registration and MCA variables, comm_query/enable, the collective
- * entry points, and the transport that carries the engine's packets over Open MPI's PML. The
- * protocols live in the engine, reached only through nicsim/include/nicsim/nicsim.h.
+ * entry points (datatypes in and out of the engine's flat buffers, fallback), nonblocking
+ * requests and their progress, and the transport that carries the engine's packets over Open
+ * MPI's PML. The protocols live in the engine, reached only through nicsim/include/nicsim/nicsim.h.
  */
 #ifndef MCA_COLL_NICOLL_H
 #define MCA_COLL_NICOLL_H
@@ -12,6 +13,7 @@
 
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
 #include "ompi/request/request.h"
 #include "opal/util/output.h"
@@ -30,28 +32,59 @@ BEGIN_C_DECLS
 #define NICOLL_TAG_LAST (-6)
 #define NICOLL_TAG_PACKET NICOLL_TAG_FIRST
 
-/* Receives posted, and sends in flight, per communicator. */
-#define NICOLL_PACKET_SLOTS 8
+/* The collectives nicoll provides, in the order of the stats table. */
+typedef enum nicoll_coll {
+    NICOLL_BARRIER,
+    NICOLL_BCAST,
+    NICOLL_ALLGATHER,
+    NICOLL_IBARRIER,
+    NICOLL_IBCAST,
+    NICOLL_IALLGATHER,
+    NICOLL_COLLS
+} nicoll_coll_t;
 
-/* Counters exported as MPI_T performance variables (coll_nicoll_<name>); see nicoll_stats[]. */
+/* Counters exported as MPI_T performance variables (coll_nicoll_<name>) and printed at
+ * MPI_Finalize with coll_nicoll_stats. */
+typedef struct nicoll_coll_stats {
+    unsigned long long calls;     /* completed through the engine */
+    unsigned long long bytes;     /* this rank's share: the message, or the gathered result */
+    unsigned long long fallbacks; /* handed to the previous component */
+} nicoll_coll_stats_t;
+
 typedef struct nicoll_stats {
-    unsigned long long barriers;
-    unsigned long long packets_sent;
-    unsigned long long packets_received;
+    nicoll_coll_stats_t coll[NICOLL_COLLS];
+    unsigned long long packets_sent;      /* engine packets handed to the PML */
+    unsigned long long packets_received;  /* engine packets taken from the PML */
+    unsigned long long packets_forwarded; /* broadcast packets passed on as they arrived */
+    unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
 } nicoll_stats_t;
+
+/* "auto" in an algorithm or number variable: the engine's model-based choice. */
+#define NICOLL_AUTO (-1)
 
 typedef struct nicoll_component {
     mca_coll_base_component_2_0_0_t super;
 
-    /* MCA variables (declared in coll_nicoll_component.c, nicoll_params[]) */
+    /* MCA variables (declared once, in coll_nicoll_component.c, nicoll_params[]) */
     int priority;
     int verbose;
+    int stats_level; /* coll_nicoll_stats: 0 none, 1 rank 0 of MPI_COMM_WORLD, 2 every rank */
+    char *bcast_algorithm_name;
+    char *bcast_k_name;
+    char *allgather_algorithm_name;
     char *barrier_algorithm_name;
+    char *packet_size_name;
+    char *credits_name;
 
-    /* derived */
-    int barrier_algorithm; /* index into the engine's barrier table */
-    int output;            /* opal_output stream at `verbose` */
+    /* derived from them: an engine table index, a number, or NICOLL_AUTO */
+    int bcast_algorithm;
+    int bcast_k;
+    int allgather_algorithm;
+    int barrier_algorithm;
+    long packet_size;
+    int credits;
 
+    int output; /* opal_output stream at `verbose` */
     nicoll_stats_t stats;
 } nicoll_component_t;
 
@@ -62,40 +95,114 @@ typedef struct nicoll_transport {
     struct ompi_communicator_t *comm;
     nicsim_group_t *group;
     nicsim_status_t error;  /* set once the group cannot go on; every later collective fails */
-    size_t packet_bytes;
-    unsigned char *buffers; /* NICOLL_PACKET_SLOTS receive, then NICOLL_PACKET_SLOTS send */
+    size_t packet_size;     /* payload bytes per packet */
+    size_t slot_bytes;      /* header + packet_size */
+    int recv_slots;         /* credits x (size - 1): a buffer for every packet a peer may send */
+    int send_slots;
+    unsigned char *buffers; /* recv_slots receive buffers, then send_slots send buffers */
     bool receiving;         /* receives posted (lazily, at the first collective) */
     int recv_head;          /* oldest posted receive: packets are taken in posting order */
-    ompi_request_t *recv[NICOLL_PACKET_SLOTS]; /* NULL: not posted */
-    ompi_request_t *send[NICOLL_PACKET_SLOTS]; /* NULL: free */
+    ompi_request_t **recv;  /* [recv_slots], NULL: not posted */
+    ompi_request_t **send;  /* [send_slots], NULL: free */
+    nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
  * with that error on this rank instead of running elsewhere while its peers run nicoll. */
 nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communicator_t *comm);
 void nicoll_transport_fini(nicoll_transport_t *t);
-/* Progresses Open MPI and the engine until `request` is complete; returns its final status. */
-nicsim_status_t nicoll_transport_wait(nicoll_transport_t *t, const nicsim_request_t *request);
+/* Hands arrived packets to the engine and offers it the transport again; NICSIM_OK or the
+ * error that broke the group (also left in t->error). */
+nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
+/* Adds what the group counted since the last call to the component's counters. */
+void nicoll_transport_count(nicoll_transport_t *t);
 
 typedef struct nicoll_module {
     mca_coll_base_module_t super;
     nicoll_transport_t transport;
 
-    /* The module this one replaced, kept for fallback: a call nicoll declines runs there. Every
-     * rank must decline the same calls, so only decisions all ranks make alike (arguments, MCA
-     * values) may use it; no barrier is declined today. */
+    /* The module this one replaced, per collective, kept for fallback: a call nicoll declines
+     * runs there. Every rank must decline the same calls, so only decisions all ranks make alike
+     * (arguments, MCA values) may use it. */
+    mca_coll_base_module_bcast_fn_t previous_bcast;
+    mca_coll_base_module_t *previous_bcast_module;
+    mca_coll_base_module_allgather_fn_t previous_allgather;
+    mca_coll_base_module_t *previous_allgather_module;
     mca_coll_base_module_barrier_fn_t previous_barrier;
     mca_coll_base_module_t *previous_barrier_module;
+    mca_coll_base_module_ibcast_fn_t previous_ibcast;
+    mca_coll_base_module_t *previous_ibcast_module;
+    mca_coll_base_module_iallgather_fn_t previous_iallgather;
+    mca_coll_base_module_t *previous_iallgather_module;
+    mca_coll_base_module_ibarrier_fn_t previous_ibarrier;
+    mca_coll_base_module_t *previous_ibarrier_module;
 } nicoll_module_t;
 
 OBJ_CLASS_DECLARATION(nicoll_module_t);
 
+/*
+ * One collective in flight: the engine request, and what to do with the user's buffer when it
+ * completes (unpack a packed copy). Blocking calls keep it on the stack and wait; nonblocking
+ * ones allocate it as an MPI request that the progress callback completes.
+ */
+typedef struct nicoll_request {
+    ompi_request_t super;
+    struct nicoll_request *next; /* in the progress list while nonblocking and in flight */
+    nicoll_module_t *module;
+    nicoll_coll_t coll;
+    size_t bytes;
+    nicsim_request_t *engine;
+    void *packed;              /* the engine's buffer when the user's is not contiguous, or NULL */
+    void *unpack_to;           /* when not NULL: unpack `packed` into it on completion */
+    size_t unpack_count;
+    struct ompi_datatype_t *unpack_type;
+} nicoll_request_t;
+
+OBJ_CLASS_DECLARATION(nicoll_request_t);
+
+/* Starting and finishing a collective (coll_nicoll_request.c). nicoll_start() takes the engine
+ * request `engine` was posted with (NULL when nothing needs the engine) and, for a blocking call,
+ * waits for it; for a nonblocking one it returns the MPI request in *request. */
+int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request);
+nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, bool blocking,
+                                     nicoll_request_t *on_stack);
+/* Releases the request's buffers (a failed post). */
+void nicoll_request_cleanup(nicoll_request_t *req);
+
+/* Datatypes (coll_nicoll_datatype.c): whether (count, type) is one contiguous run of bytes,
+ * where it starts, and packing to and from a flat buffer. */
+bool nicoll_contiguous(const struct ompi_datatype_t *type, size_t count);
+void *nicoll_data_start(const void *buf, const struct ompi_datatype_t *type);
+int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *type, void *out,
+                size_t bytes);
+int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
+                  const struct ompi_datatype_t *type);
+
+/* The engine's packet size and credits for this job: the MCA values, or auto's choice. */
+size_t nicoll_packet_size(void);
+int nicoll_credits(int comm_size);
+
 mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int *priority);
 
 int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
+                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int nicoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
+                     int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
+                     mca_coll_base_module_t *module);
+int nicoll_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                    mca_coll_base_module_t *module);
+int nicoll_ibcast(void *buf, int count, struct ompi_datatype_t *type, int root,
+                  struct ompi_communicator_t *comm, ompi_request_t **request,
+                  mca_coll_base_module_t *module);
+int nicoll_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
+                      int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
+                      ompi_request_t **request, mca_coll_base_module_t *module);
 
 /* Reports a failed collective in one line and returns the matching OMPI error code. */
 int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim_status_t status);
+
+extern const char *const nicoll_coll_names[NICOLL_COLLS];
 
 #define NICOLL_VERBOSE(level, ...) \
     opal_output_verbose((level), mca_coll_nicoll_component.output, "nicoll: " __VA_ARGS__)

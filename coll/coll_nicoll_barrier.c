@@ -1,25 +1,34 @@
-/* MPI_Barrier through the engine. */
+/* MPI_Barrier and MPI_Ibarrier through the engine. */
 #include "coll_nicoll.h"
+
+static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
+{
+    (void) comm;
+    nicoll_request_t on_stack;
+    nicoll_request_t *req =
+        nicoll_request_new(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER, NULL == request,
+                           &on_stack);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* auto: dissemination, which never takes more rounds than recursive doubling. */
+    const int algorithm = NICOLL_AUTO == mca_coll_nicoll_component.barrier_algorithm
+                              ? 0
+                              : mca_coll_nicoll_component.barrier_algorithm;
+    nicsim_status_t s = m->transport.error;
+    if (NICSIM_OK == s) {
+        s = nicsim_barrier_post(m->transport.group, algorithm, &req->engine);
+    }
+    return nicoll_start(req, s, request);
+}
 
 int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    nicoll_module_t *m = (nicoll_module_t *) module;
-    nicsim_request_t *request;
+    return barrier(comm, NULL, (nicoll_module_t *) module);
+}
 
-    nicsim_status_t s = m->transport.error;
-    if (NICSIM_OK == s) {
-        s = nicsim_barrier_post(m->transport.group, mca_coll_nicoll_component.barrier_algorithm,
-                                &request);
-    }
-    if (NICSIM_OK == s) {
-        s = nicoll_transport_wait(&m->transport, request);
-        nicsim_request_free(request);
-    }
-    if (NICSIM_OK != s) {
-        return nicoll_error(comm, "MPI_Barrier", s);
-    }
-    ++mca_coll_nicoll_component.stats.barriers;
-    NICOLL_VERBOSE(20, "MPI_Barrier on %s (cid %u) done, %llu so far", comm->c_name,
-                   (unsigned) comm->c_contextid, mca_coll_nicoll_component.stats.barriers);
-    return OMPI_SUCCESS;
+int nicoll_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                    mca_coll_base_module_t *module)
+{
+    return barrier(comm, request, (nicoll_module_t *) module);
 }

@@ -1,12 +1,15 @@
 /*
- * Component registration: the MCA variables (one table), the MPI_T counters (one table), and
- * the open/close/query hooks Open MPI calls.
+ * Component registration: the MCA variables (one table), the MPI_T counters (one table), the
+ * open/close/query hooks Open MPI calls, and the statistics printed at MPI_Finalize.
  */
 #include "coll_nicoll.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ompi/proc/proc.h"
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 
@@ -32,8 +35,23 @@ nicoll_component_t mca_coll_nicoll_component = {
     .output = -1,
 };
 
-/* Every MCA variable of the component, declared once: name, type, default, level, help and
- * where its value lives. `help` NULL means the help is built at registration (see below). */
+/* auto's choices where the engine has no model of this machine yet. */
+#define NICOLL_AUTO_PACKET_SIZE 8192
+#define NICOLL_AUTO_CREDITS 8
+/* auto keeps a communicator's receive buffers near this many (LFC's fixed NIC memory, shared
+ * among the senders), with at least one credit per peer. */
+#define NICOLL_AUTO_RECV_SLOTS 256
+#define NICOLL_MAX_PACKET_SIZE (1L << 26)
+
+/* What a string variable may hold: an engine algorithm table, or a number in a range, or
+ * "auto" for either. */
+typedef struct nicoll_choice {
+    int table; /* a nicsim_collective_t, or -1 for a number */
+    long min, max;
+} nicoll_choice_t;
+
+/* Every MCA variable of the component, declared once: name, type, default, level, help, where its
+ * value lives, and (string variables) what it may hold and where its parsed value goes. */
 typedef struct nicoll_param {
     const char *name;
     mca_base_var_type_t type;
@@ -42,114 +60,236 @@ typedef struct nicoll_param {
     mca_base_var_info_lvl_t level;
     const char *help;
     void *storage;
+    nicoll_choice_t choice;
+    void *parsed; /* int, or long for packet_size */
 } nicoll_param_t;
 
-static char barrier_algorithm_help[512];
+#define NICOLL_C (&mca_coll_nicoll_component)
 
-static const nicoll_param_t nicoll_params[] = {
+static nicoll_param_t nicoll_params[] = {
     {"priority", MCA_BASE_VAR_TYPE_INT, 40, NULL, OPAL_INFO_LVL_6,
      "Priority of the nicoll coll component; the highest-priority component that provides a "
      "collective runs it (tuned is 30, basic 10). A negative value disables nicoll.",
-     &mca_coll_nicoll_component.priority},
+     &NICOLL_C->priority, {0, 0, 0}, NULL},
     {"verbose", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_9,
      "Verbosity of nicoll's output: 0 errors only, 10 why each communicator is taken or "
-     "declined, 20 every collective.",
-     &mca_coll_nicoll_component.verbose},
-    {"barrier_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "dissemination", OPAL_INFO_LVL_5,
-     barrier_algorithm_help, &mca_coll_nicoll_component.barrier_algorithm_name},
-};
-
-/* The MPI_T performance variables, read as coll_nicoll_<name> (MPI_T_pvar_get_index). */
-typedef struct nicoll_stat {
-    const char *name;
-    const char *help;
-    unsigned long long *storage;
-} nicoll_stat_t;
-
-static const nicoll_stat_t nicoll_stats[] = {
-    {"barriers", "MPI_Barrier calls this process completed through the nicsim engine",
-     &mca_coll_nicoll_component.stats.barriers},
-    {"packets_sent", "engine packets this process handed to the PML",
-     &mca_coll_nicoll_component.stats.packets_sent},
-    {"packets_received", "engine packets this process took from the PML",
-     &mca_coll_nicoll_component.stats.packets_received},
+     "declined and with what settings, 20 every collective.",
+     &NICOLL_C->verbose, {0, 0, 0}, NULL},
+    {"stats", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_4,
+     "Print nicoll's counters at MPI_Finalize, one line per collective: 0 no, 1 rank 0 of "
+     "MPI_COMM_WORLD, 2 every rank.",
+     &NICOLL_C->stats_level, {0, 0, 0}, NULL},
+    {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
+     &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0}, &NICOLL_C->bcast_algorithm},
+    {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "Fanout of the k-binomial broadcast tree, 1..64, or auto: the k with the fewest steps for "
+     "the message's packets (seed 002, Theorem 3).",
+     &NICOLL_C->bcast_k_name, {-1, 1, 64}, &NICOLL_C->bcast_k},
+    {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
+     &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0},
+     &NICOLL_C->allgather_algorithm},
+    {"barrier_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
+     &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0},
+     &NICOLL_C->barrier_algorithm},
+    {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "Payload bytes per engine packet, 1..67108864, or auto (8192). Must be the same on every "
+     "rank.",
+     &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE}, &NICOLL_C->packet_size},
+    {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "Flow-control window: packets a rank may send a peer before the peer returns credits, "
+     "1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
+     "about 256 receive buffers). Must be the same on every rank.",
+     &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX}, &NICOLL_C->credits},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-/* "a, b, c" from the engine's barrier table. */
-static void barrier_algorithm_names(char *out, size_t size)
+/* The help of an algorithm variable, built from the engine's table. */
+static char algorithm_help[3][512];
+
+/* "a, b, c" from an engine algorithm table. */
+static void algorithm_names(nicsim_collective_t coll, char *out, size_t size)
 {
     out[0] = '\0';
-    for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_BARRIER); ++i) {
+    for (int i = 0; i < nicsim_algorithm_count(coll); ++i) {
         size_t used = strlen(out);
-        snprintf(out + used, size - used, "%s%s", i ? ", " : "",
-                 nicsim_algorithm_name(NICSIM_COLL_BARRIER, i));
+        snprintf(out + used, size - used, "%s%s", i ? ", " : "", nicsim_algorithm_name(coll, i));
     }
+}
+
+/* Parses a string variable into *parsed; bad values get one line naming the variable and the
+ * valid ones, and auto is used: the job goes on, with correct results. */
+static void parse(const nicoll_param_t *p)
+{
+    const char *value = *(char **) p->storage;
+    long v = NICOLL_AUTO;
+    bool ok = true;
+    char valid[256];
+
+    if (NULL != value && 0 != strcmp(value, "auto")) {
+        if (p->choice.table >= 0) {
+            v = nicsim_algorithm_find(p->choice.table, value);
+            ok = v >= 0;
+            algorithm_names(p->choice.table, valid, sizeof(valid));
+        } else {
+            char *end = NULL;
+            v = strtol(value, &end, 10);
+            ok = '\0' != value[0] && NULL != end && '\0' == *end && v >= p->choice.min &&
+                 v <= p->choice.max;
+            snprintf(valid, sizeof(valid), "an integer in %ld..%ld", p->choice.min, p->choice.max);
+        }
+        if (!ok) {
+            opal_output(0, "nicoll: coll_nicoll_%s=%s: not a valid value (valid: auto, %s); "
+                        "using auto", p->name, value, valid);
+            v = NICOLL_AUTO;
+        }
+    }
+    if (&NICOLL_C->packet_size == p->parsed) {
+        *(long *) p->parsed = v;
+    } else {
+        *(int *) p->parsed = (int) v;
+    }
+}
+
+/* The MPI_T performance variables, read as coll_nicoll_<name> (MPI_T_pvar_get_index). */
+static void register_pvar(const mca_base_component_t *c, const char *name, const char *help,
+                          unsigned long long *storage)
+{
+    (void) mca_base_component_pvar_register(c, name, help, OPAL_INFO_LVL_4,
+                                            MCA_BASE_PVAR_CLASS_COUNTER,
+                                            MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
+                                            MPI_T_BIND_NO_OBJECT,
+                                            MCA_BASE_PVAR_FLAG_READONLY |
+                                                MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                            NULL, NULL, NULL, storage);
+}
+
+static void register_pvars(const mca_base_component_t *c)
+{
+    nicoll_stats_t *s = &NICOLL_C->stats;
+    for (int i = 0; i < NICOLL_COLLS; ++i) {
+        const char *coll = nicoll_coll_names[i];
+        char name[64], help[160];
+        snprintf(name, sizeof(name), "%s_calls", coll);
+        snprintf(help, sizeof(help), "MPI_%s calls this process completed through the engine",
+                 coll);
+        register_pvar(c, name, help, &s->coll[i].calls);
+        snprintf(name, sizeof(name), "%s_bytes", coll);
+        snprintf(help, sizeof(help),
+                 "bytes of MPI_%s this process completed: the message, or the gathered result",
+                 coll);
+        register_pvar(c, name, help, &s->coll[i].bytes);
+        snprintf(name, sizeof(name), "%s_fallbacks", coll);
+        snprintf(help, sizeof(help), "MPI_%s calls handed to the previous component", coll);
+        register_pvar(c, name, help, &s->coll[i].fallbacks);
+    }
+    register_pvar(c, "packets_sent", "engine packets this process handed to the PML",
+                  &s->packets_sent);
+    register_pvar(c, "packets_received", "engine packets this process took from the PML",
+                  &s->packets_received);
+    register_pvar(c, "packets_forwarded",
+                  "broadcast packets this process passed on to its children as they arrived",
+                  &s->packets_forwarded);
+    register_pvar(c, "credit_stalls", "engine packets that waited for a flow-control credit",
+                  &s->credit_stalls);
 }
 
 static int nicoll_register(void)
 {
     const mca_base_component_t *c = &mca_coll_nicoll_component.super.collm_version;
-    char names[256];
-
-    barrier_algorithm_names(names, sizeof(names));
-    snprintf(barrier_algorithm_help, sizeof(barrier_algorithm_help),
-             "Algorithm of MPI_Barrier, one of: %s (see nicsim algorithms).", names);
-
+    static const struct {
+        nicsim_collective_t coll;
+        const char *what;
+        const char *auto_choice;
+    } tables[3] = {
+        {NICSIM_COLL_BCAST, "MPI_Bcast's tree", "kbinomial with the best k"},
+        {NICSIM_COLL_ALLGATHER, "MPI_Allgather's algorithm", "rd"},
+        {NICSIM_COLL_BARRIER, "MPI_Barrier's algorithm", "dissemination"},
+    };
+    for (int i = 0; i < 3; ++i) {
+        char names[256];
+        algorithm_names(tables[i].coll, names, sizeof(names));
+        snprintf(algorithm_help[i], sizeof(algorithm_help[i]),
+                 "%s, one of: auto (%s), %s (see nicsim algorithms).", tables[i].what,
+                 tables[i].auto_choice, names);
+    }
+    int next_help = 0;
     for (size_t i = 0; i < NICOLL_COUNT(nicoll_params); ++i) {
-        const nicoll_param_t *p = &nicoll_params[i];
+        nicoll_param_t *p = &nicoll_params[i];
+        if (NULL == p->help) {
+            p->help = algorithm_help[next_help++]; /* in the order of tables[] */
+        }
         if (MCA_BASE_VAR_TYPE_STRING == p->type) {
             *(const char **) p->storage = p->string_default;
         } else {
             *(int *) p->storage = p->int_default;
         }
-        (void) mca_base_component_var_register(c, p->name, p->help, p->type, NULL, 0,
-                                               0, p->level,
+        (void) mca_base_component_var_register(c, p->name, p->help, p->type, NULL, 0, 0, p->level,
                                                MCA_BASE_VAR_SCOPE_ALL, p->storage);
+        if (NULL != p->parsed) {
+            parse(p);
+        }
     }
+    register_pvars(c);
 
-    for (size_t i = 0; i < NICOLL_COUNT(nicoll_stats); ++i) {
-        const nicoll_stat_t *s = &nicoll_stats[i];
-        (void) mca_base_component_pvar_register(c, s->name, s->help, OPAL_INFO_LVL_4,
-                                                MCA_BASE_PVAR_CLASS_COUNTER,
-                                                MCA_BASE_VAR_TYPE_UNSIGNED_LONG_LONG, NULL,
-                                                MPI_T_BIND_NO_OBJECT,
-                                                MCA_BASE_PVAR_FLAG_READONLY |
-                                                    MCA_BASE_PVAR_FLAG_CONTINUOUS,
-                                                NULL, NULL, NULL, s->storage);
+    if (NICOLL_C->verbose < 0) {
+        opal_output(0, "nicoll: coll_nicoll_verbose=%d: must be >= 0; using 0", NICOLL_C->verbose);
+        NICOLL_C->verbose = 0;
     }
-
-    /* Bad values get one line naming the variable and a safe choice; the job goes on. */
-    const char *name = mca_coll_nicoll_component.barrier_algorithm_name;
-    mca_coll_nicoll_component.barrier_algorithm = nicsim_algorithm_find(NICSIM_COLL_BARRIER, name);
-    if (mca_coll_nicoll_component.barrier_algorithm < 0) {
-        opal_output(0, "nicoll: coll_nicoll_barrier_algorithm=%s: unknown algorithm (known: %s); "
-                    "using %s", name ? name : "", names,
-                    nicsim_algorithm_name(NICSIM_COLL_BARRIER, 0));
-        mca_coll_nicoll_component.barrier_algorithm = 0;
-    }
-    if (mca_coll_nicoll_component.verbose < 0) {
-        opal_output(0, "nicoll: coll_nicoll_verbose=%d: must be >= 0; using 0",
-                    mca_coll_nicoll_component.verbose);
-        mca_coll_nicoll_component.verbose = 0;
+    if (NICOLL_C->stats_level < 0 || NICOLL_C->stats_level > 2) {
+        opal_output(0, "nicoll: coll_nicoll_stats=%d: must be 0, 1 or 2; using 0",
+                    NICOLL_C->stats_level);
+        NICOLL_C->stats_level = 0;
     }
     return OMPI_SUCCESS;
+}
+
+size_t nicoll_packet_size(void)
+{
+    return NICOLL_AUTO == NICOLL_C->packet_size ? NICOLL_AUTO_PACKET_SIZE
+                                                : (size_t) NICOLL_C->packet_size;
+}
+
+int nicoll_credits(int comm_size)
+{
+    if (NICOLL_AUTO != NICOLL_C->credits) {
+        return NICOLL_C->credits;
+    }
+    int credits = NICOLL_AUTO_RECV_SLOTS / (comm_size > 1 ? comm_size - 1 : 1);
+    return credits < 1 ? 1 : credits > NICOLL_AUTO_CREDITS ? NICOLL_AUTO_CREDITS : credits;
 }
 
 static int nicoll_open(void)
 {
-    mca_coll_nicoll_component.output = opal_output_open(NULL);
-    opal_output_set_verbosity(mca_coll_nicoll_component.output,
-                              mca_coll_nicoll_component.verbose);
+    NICOLL_C->output = opal_output_open(NULL);
+    opal_output_set_verbosity(NICOLL_C->output, NICOLL_C->verbose);
     return OMPI_SUCCESS;
+}
+
+/* coll_nicoll_stats: one line per collective, blocking and nonblocking forms apart. */
+static void print_stats(void)
+{
+    const nicoll_stats_t *s = &NICOLL_C->stats;
+    const unsigned rank = OMPI_PROC_MY_NAME->vpid;
+    if (0 == NICOLL_C->stats_level || (1 == NICOLL_C->stats_level && 0 != rank)) {
+        return;
+    }
+    for (int i = 0; i < NICOLL_COLLS; ++i) {
+        opal_output(0, "nicoll: stats rank %u %s: calls %llu bytes %llu fallbacks %llu", rank,
+                    nicoll_coll_names[i], s->coll[i].calls, s->coll[i].bytes,
+                    s->coll[i].fallbacks);
+    }
+    opal_output(0, "nicoll: stats rank %u packets: sent %llu received %llu forwarded %llu "
+                "credit stalls %llu", rank, s->packets_sent, s->packets_received,
+                s->packets_forwarded, s->credit_stalls);
 }
 
 static int nicoll_close(void)
 {
-    if (mca_coll_nicoll_component.output >= 0) {
-        opal_output_close(mca_coll_nicoll_component.output);
-        mca_coll_nicoll_component.output = -1;
+    print_stats();
+    if (NICOLL_C->output >= 0) {
+        opal_output_close(NICOLL_C->output);
+        NICOLL_C->output = -1;
     }
     return OMPI_SUCCESS;
 }

@@ -1,38 +1,67 @@
 /*
  * The per-communicator module: comm_query decides whether nicoll takes a communicator (and says
- * why not), enable saves the module it replaces and creates the engine group, the destructor
+ * why not), enable saves the modules it replaces and creates the engine group, the destructor
  * undoes both.
  */
 #include "coll_nicoll.h"
 
+#include <stdio.h>
+
+const char *const nicoll_coll_names[NICOLL_COLLS] = {"barrier",  "bcast",  "allgather",
+                                                     "ibarrier", "ibcast", "iallgather"};
+
 static void nicoll_module_construct(nicoll_module_t *m)
 {
     m->transport.group = NULL;
-    m->previous_barrier = NULL;
-    m->previous_barrier_module = NULL;
+    m->transport.recv = m->transport.send = NULL;
+    m->transport.buffers = NULL;
+    m->previous_bcast_module = m->previous_allgather_module = m->previous_barrier_module = NULL;
+    m->previous_ibcast_module = m->previous_iallgather_module = m->previous_ibarrier_module = NULL;
 }
 
 static void nicoll_module_destruct(nicoll_module_t *m)
 {
     nicoll_transport_fini(&m->transport);
-    if (NULL != m->previous_barrier_module) {
-        OBJ_RELEASE(m->previous_barrier_module);
+    mca_coll_base_module_t *previous[] = {m->previous_bcast_module,  m->previous_allgather_module,
+                                          m->previous_barrier_module, m->previous_ibcast_module,
+                                          m->previous_iallgather_module,
+                                          m->previous_ibarrier_module};
+    for (size_t i = 0; i < sizeof(previous) / sizeof(previous[0]); ++i) {
+        if (NULL != previous[i]) {
+            OBJ_RELEASE(previous[i]);
+        }
     }
 }
 
 OBJ_CLASS_INSTANCE(nicoll_module_t, mca_coll_base_module_t, nicoll_module_construct,
                    nicoll_module_destruct);
 
+/* Modules are enabled in increasing priority, so comm->c_coll holds the best lower one. */
+#define NICOLL_SAVE(m, comm, name)                                          \
+    do {                                                                    \
+        (m)->previous_##name = (comm)->c_coll->coll_##name;                 \
+        (m)->previous_##name##_module = (comm)->c_coll->coll_##name##_module; \
+        if (NULL != (m)->previous_##name##_module) {                        \
+            OBJ_RETAIN((m)->previous_##name##_module);                      \
+        }                                                                   \
+    } while (0)
+
+static const char *algorithm_name(nicsim_collective_t coll, int algorithm)
+{
+    return NICOLL_AUTO == algorithm ? "auto" : nicsim_algorithm_name(coll, algorithm);
+}
+
 static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     nicoll_module_t *m = (nicoll_module_t *) module;
+    const nicoll_component_t *c = &mca_coll_nicoll_component;
 
-    /* Modules are enabled in increasing priority, so comm->c_coll holds the best lower one. */
-    m->previous_barrier = comm->c_coll->coll_barrier;
-    m->previous_barrier_module = comm->c_coll->coll_barrier_module;
-    if (NULL != m->previous_barrier_module) {
-        OBJ_RETAIN(m->previous_barrier_module);
-    }
+    NICOLL_SAVE(m, comm, bcast);
+    NICOLL_SAVE(m, comm, allgather);
+    NICOLL_SAVE(m, comm, barrier);
+    NICOLL_SAVE(m, comm, ibcast);
+    NICOLL_SAVE(m, comm, iallgather);
+    NICOLL_SAVE(m, comm, ibarrier);
 
     /* Failing here would drop nicoll on this rank only, leaving its peers waiting for packets it
      * never sends; a failed transport fails this communicator's collectives instead. */
@@ -42,10 +71,18 @@ static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_comm
                     comm->c_name, (unsigned) comm->c_contextid, nicsim_status_string(s));
         return OMPI_SUCCESS;
     }
-    NICOLL_VERBOSE(10, "communicator %s (cid %u, size %d): barrier=%s",
+    char k[16] = "auto";
+    if (NICOLL_AUTO != c->bcast_k) {
+        snprintf(k, sizeof(k), "%d", c->bcast_k);
+    }
+    NICOLL_VERBOSE(10,
+                   "communicator %s (cid %u, size %d): bcast=%s k=%s allgather=%s barrier=%s "
+                   "packet_size=%zu credits=%d",
                    comm->c_name, (unsigned) comm->c_contextid, ompi_comm_size(comm),
-                   nicsim_algorithm_name(NICSIM_COLL_BARRIER,
-                                         mca_coll_nicoll_component.barrier_algorithm));
+                   algorithm_name(NICSIM_COLL_BCAST, c->bcast_algorithm), k,
+                   algorithm_name(NICSIM_COLL_ALLGATHER, c->allgather_algorithm),
+                   algorithm_name(NICSIM_COLL_BARRIER, c->barrier_algorithm),
+                   m->transport.packet_size, m->transport.recv_slots / (ompi_comm_size(comm) - 1));
     return OMPI_SUCCESS;
 }
 
@@ -71,7 +108,12 @@ mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int 
     }
     *priority = mca_coll_nicoll_component.priority;
     m->super.coll_module_enable = nicoll_module_enable;
+    m->super.coll_bcast = nicoll_bcast;
+    m->super.coll_allgather = nicoll_allgather;
     m->super.coll_barrier = nicoll_barrier;
+    m->super.coll_ibcast = nicoll_ibcast;
+    m->super.coll_iallgather = nicoll_iallgather;
+    m->super.coll_ibarrier = nicoll_ibarrier;
     return &m->super;
 }
 

@@ -2,10 +2,14 @@
  * The real fabric's transport: engine packets over Open MPI's PML on the user's communicator,
  * with tag NICOLL_TAG_PACKET (see coll_nicoll.h for why that tag is private).
  *
- * Receives: NICOLL_PACKET_SLOTS receives from MPI_ANY_SOURCE stay posted, in a ring. The PML
- * matches arriving packets to receives in posting order, so taking completed receives from the
- * head of the ring, and reposting each at the tail, hands the engine every sender's packets in
- * the order they were sent.
+ * Receives: recv_slots receives from MPI_ANY_SOURCE stay posted, in a ring. The engine's flow
+ * control lets each peer have at most `credits` packets unconsumed here, and there are
+ * credits x (size - 1) slots, so every packet finds a posted receive and the PML never queues one
+ * as unexpected (LFC's rule, seed 000 §3.1). The PML matches arriving packets to receives in
+ * posting order, so taking completed receives from the head of the ring, and reposting each at
+ * the tail, hands the engine every sender's packets in the order they were sent. The engine
+ * consumes a packet when it is handed over (it places the payload or keeps a copy), which frees
+ * the slot and earns the sender its credit back.
  *
  * Sends: the engine's send callback copies the packet into a free send slot and starts a
  * nonblocking send. With every slot busy it answers NICSIM_ERR_AGAIN and the engine keeps the
@@ -21,12 +25,12 @@
 
 static unsigned char *recv_buffer(nicoll_transport_t *t, int slot)
 {
-    return t->buffers + (size_t) slot * t->packet_bytes;
+    return t->buffers + (size_t) slot * t->slot_bytes;
 }
 
 static unsigned char *send_buffer(nicoll_transport_t *t, int slot)
 {
-    return t->buffers + (size_t) (NICOLL_PACKET_SLOTS + slot) * t->packet_bytes;
+    return t->buffers + (size_t) (t->recv_slots + slot) * t->slot_bytes;
 }
 
 /* ompi_request_free() leaves MPI_REQUEST_NULL behind; our slots say NULL for "none". */
@@ -47,7 +51,7 @@ static nicsim_status_t pml_status(int rc)
 
 static nicsim_status_t post_recv(nicoll_transport_t *t, int slot)
 {
-    nicsim_status_t s = pml_status(MCA_PML_CALL(irecv(recv_buffer(t, slot), t->packet_bytes,
+    nicsim_status_t s = pml_status(MCA_PML_CALL(irecv(recv_buffer(t, slot), t->slot_bytes,
                                                       MPI_BYTE, MPI_ANY_SOURCE, NICOLL_TAG_PACKET,
                                                       t->comm, &t->recv[slot])));
     if (NICSIM_OK != s) {
@@ -56,13 +60,15 @@ static nicsim_status_t post_recv(nicoll_transport_t *t, int slot)
     return s;
 }
 
-static nicsim_status_t send_packet(void *context, int dst, const void *packet, size_t bytes)
+static nicsim_status_t send_packet(void *context, int dst, const void *header, const void *payload,
+                                   size_t payload_bytes)
 {
     nicoll_transport_t *t = context;
-    if (bytes > t->packet_bytes) {
+    const size_t bytes = NICSIM_HEADER_BYTES + payload_bytes;
+    if (bytes > t->slot_bytes) {
         return NICSIM_ERR_INVALID;
     }
-    for (int slot = 0; slot < NICOLL_PACKET_SLOTS; ++slot) {
+    for (int slot = 0; slot < t->send_slots; ++slot) {
         ompi_request_t **req = &t->send[slot];
         if (NULL != *req) {
             if (!REQUEST_COMPLETE(*req)) {
@@ -72,9 +78,13 @@ static nicsim_status_t send_packet(void *context, int dst, const void *packet, s
                 return NICSIM_ERR_TRANSPORT;
             }
         }
-        memcpy(send_buffer(t, slot), packet, bytes);
-        nicsim_status_t s = pml_status(MCA_PML_CALL(isend(send_buffer(t, slot), bytes, MPI_BYTE,
-                                                          dst, NICOLL_TAG_PACKET,
+        unsigned char *out = send_buffer(t, slot);
+        memcpy(out, header, NICSIM_HEADER_BYTES);
+        if (payload_bytes > 0) {
+            memcpy(out + NICSIM_HEADER_BYTES, payload, payload_bytes);
+        }
+        nicsim_status_t s = pml_status(MCA_PML_CALL(isend(out, bytes, MPI_BYTE, dst,
+                                                          NICOLL_TAG_PACKET,
                                                           MCA_PML_BASE_SEND_STANDARD, t->comm,
                                                           req)));
         if (NICSIM_OK == s) {
@@ -89,14 +99,23 @@ static nicsim_status_t send_packet(void *context, int dst, const void *packet, s
 
 nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communicator_t *comm)
 {
+    const int size = ompi_comm_size(comm);
+    const int credits = nicoll_credits(size);
     memset(t, 0, sizeof(*t));
     t->comm = comm;
-    t->packet_bytes = nicsim_packet_max_bytes();
-    t->buffers = malloc(2 * NICOLL_PACKET_SLOTS * t->packet_bytes);
+    t->packet_size = nicoll_packet_size();
+    t->slot_bytes = NICSIM_HEADER_BYTES + t->packet_size;
+    t->recv_slots = credits * (size - 1);
+    /* As many sends in flight as a root of a chain or a binomial tree's top keeps busy. */
+    t->send_slots = credits < 4 ? 4 * credits : 16;
+    t->buffers = malloc((size_t) (t->recv_slots + t->send_slots) * t->slot_bytes);
+    t->recv = calloc(t->recv_slots, sizeof(*t->recv));
+    t->send = calloc(t->send_slots, sizeof(*t->send));
     nicsim_transport_t ops = {.context = t, .send = send_packet};
-    t->error = NULL == t->buffers ? NICSIM_ERR_NO_MEMORY
-                                  : nicsim_group_create(ompi_comm_rank(comm), ompi_comm_size(comm),
-                                                        &ops, &t->group);
+    nicsim_group_config_t config = {.credits = credits, .order = NULL};
+    t->error = NULL == t->buffers || NULL == t->recv || NULL == t->send
+                   ? NICSIM_ERR_NO_MEMORY
+                   : nicsim_group_create(ompi_comm_rank(comm), size, &ops, &config, &t->group);
     return t->error;
 }
 
@@ -109,11 +128,13 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     }
     /* Every packet addressed to us belongs to a collective this rank completed, so the posted
      * receives are idle: cancel them. Sends complete because their receivers needed them. */
-    for (int i = 0; i < NICOLL_PACKET_SLOTS; ++i) {
+    for (int i = 0; NULL != t->recv && i < t->recv_slots; ++i) {
         if (NULL != t->recv[i]) {
             ompi_request_cancel(t->recv[i]);
             ompi_request_wait(&t->recv[i], MPI_STATUS_IGNORE);
         }
+    }
+    for (int i = 0; NULL != t->send && i < t->send_slots; ++i) {
         if (NULL != t->send[i]) {
             ompi_request_wait(&t->send[i], MPI_STATUS_IGNORE);
         }
@@ -121,22 +142,23 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     nicsim_group_free(t->group);
     t->group = NULL;
     free(t->buffers);
+    free(t->recv);
+    free(t->send);
     t->buffers = NULL;
+    t->recv = t->send = NULL;
 }
 
-/* Hands completed receives to the engine, oldest first, and reposts them; then lets the engine
- * retry queued sends. */
 static nicsim_status_t poll(nicoll_transport_t *t)
 {
     if (!t->receiving) {
-        for (int i = 0; i < NICOLL_PACKET_SLOTS; ++i) {
+        for (int i = 0; i < t->recv_slots; ++i) {
             if (NULL == t->recv[i] && NICSIM_OK != post_recv(t, i)) {
                 return NICSIM_ERR_TRANSPORT;
             }
         }
         t->receiving = true;
     }
-    while (REQUEST_COMPLETE(t->recv[t->recv_head])) {
+    while (t->recv_slots > 0 && REQUEST_COMPLETE(t->recv[t->recv_head])) {
         int slot = t->recv_head;
         int src = t->recv[slot]->req_status.MPI_SOURCE;
         size_t bytes = t->recv[slot]->req_status._ucount;
@@ -148,7 +170,7 @@ static nicsim_status_t poll(nicoll_transport_t *t)
         if (NICSIM_OK != post_recv(t, slot)) {
             return NICSIM_ERR_TRANSPORT;
         }
-        t->recv_head = (slot + 1) % NICOLL_PACKET_SLOTS;
+        t->recv_head = (slot + 1) % t->recv_slots;
         if (NICSIM_OK != delivered) {
             return delivered;
         }
@@ -157,22 +179,22 @@ static nicsim_status_t poll(nicoll_transport_t *t)
     return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
 }
 
-nicsim_status_t nicoll_transport_wait(nicoll_transport_t *t, const nicsim_request_t *request)
+nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t)
 {
-    nicsim_status_t s;
-    while (NICSIM_IN_PROGRESS == (s = nicsim_request_test(request))) {
-        s = poll(t);
-        if (NICSIM_OK != s) {
-            break;
-        }
-        if (NICSIM_IN_PROGRESS == nicsim_request_test(request)) {
-            opal_progress();
-        }
+    if (NICSIM_OK != t->error) {
+        return t->error;
     }
-    if (NICSIM_OK != s) {
-        /* A lost receive, a failed send or a packet that broke the protocol: the ranks no longer
-         * agree on this group's state, so it cannot go on. */
-        t->error = s;
-    }
-    return s;
+    /* A lost receive, a failed send or a packet that broke the protocol: the ranks no longer
+     * agree on this group's state, so it cannot go on. */
+    t->error = poll(t);
+    return t->error;
+}
+
+void nicoll_transport_count(nicoll_transport_t *t)
+{
+    nicsim_group_stats_t now;
+    nicsim_group_stats(t->group, &now);
+    mca_coll_nicoll_component.stats.packets_forwarded += now.forwarded - t->seen.forwarded;
+    mca_coll_nicoll_component.stats.credit_stalls += now.credit_stalls - t->seen.credit_stalls;
+    t->seen = now;
 }

@@ -3,12 +3,21 @@
 #include "config.h"
 #include "nicsim/nicsim.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
 #include <memory>
 #include <new>
 
 #include "nic/agent.h"
+#include "plan/allgather.h"
 #include "plan/barrier.h"
+#include "plan/kbinomial.h"
+#include "plan/tree.h"
 #include "real/transport_fabric.h"
 
 using nicsim::Status;
@@ -22,8 +31,9 @@ static_assert(static_cast<int>(Status::transport) == NICSIM_ERR_TRANSPORT);
 static_assert(static_cast<int>(Status::protocol) == NICSIM_ERR_PROTOCOL);
 
 struct nicsim_group {
-    nicsim_group(int rank, int size, const nicsim_transport_t& transport)
-        : fabric(transport), agent(rank, size, fabric) {}
+    nicsim_group(int rank, int size, const nicsim_transport_t& transport,
+                 nicsim::nic::AgentConfig config)
+        : fabric(transport), agent(rank, size, fabric, std::move(config)) {}
     nicsim::real::TransportFabric fabric;
     nicsim::nic::Agent agent;
 };
@@ -48,8 +58,61 @@ nicsim_status_t guarded(F&& f) noexcept {
     }
 }
 
+// An algorithm table's entry as the C API shows it.
+struct Entry {
+    std::string_view name;
+    std::string_view description;
+};
+
+// The allgather algorithms the agent runs: the table's NIC-based ones (the host-based baselines
+// run only in the simulator).
+const std::vector<const nicsim::plan::AllgatherAlgorithm*>& nic_allgathers() {
+    static const auto table = [] {
+        std::vector<const nicsim::plan::AllgatherAlgorithm*> out;
+        for (const auto& a : nicsim::plan::allgather_algorithms()) {
+            if (!a.on_host) out.push_back(&a);
+        }
+        return out;
+    }();
+    return table;
+}
+
+std::optional<Entry> entry(nicsim_collective_t coll, int algorithm) {
+    if (algorithm < 0 || algorithm >= nicsim_algorithm_count(coll)) return std::nullopt;
+    switch (coll) {
+        case NICSIM_COLL_BARRIER: {
+            const auto& a = nicsim::plan::barrier_algorithms()[algorithm];
+            return Entry{a.name, a.description};
+        }
+        case NICSIM_COLL_BCAST: {
+            const auto& shape = nicsim::plan::tree_shapes()[algorithm];
+            return Entry{shape.name, shape.description};
+        }
+        case NICSIM_COLL_ALLGATHER: {
+            const auto* a = nic_allgathers()[algorithm];
+            return Entry{a->name, a->description};
+        }
+    }
+    return std::nullopt;
+}
+
 bool valid_algorithm(nicsim_collective_t coll, int algorithm) {
-    return algorithm >= 0 && algorithm < nicsim_algorithm_count(coll);
+    return entry(coll, algorithm).has_value();
+}
+
+// Posts what `post` starts into a new request for `group`.
+template <typename Post>
+nicsim_status_t post_request(nicsim_group_t* group, nicsim_request_t** request, Post&& post) {
+    return guarded([&] {
+        auto req = std::make_unique<nicsim_request>(nicsim_request{group, 0});
+        const Status s = post(&req->seq);
+        if (nicsim::failed(s)) {
+            group->agent.release(req->seq);
+        } else {
+            *request = req.release();
+        }
+        return s;
+    });
 }
 
 }  // namespace
@@ -65,19 +128,21 @@ const char* nicsim_status_string(nicsim_status_t status) {
 int nicsim_algorithm_count(nicsim_collective_t coll) {
     switch (coll) {
         case NICSIM_COLL_BARRIER: return static_cast<int>(nicsim::plan::barrier_algorithms().size());
+        case NICSIM_COLL_BCAST: return static_cast<int>(nicsim::plan::tree_shapes().size());
+        case NICSIM_COLL_ALLGATHER: return static_cast<int>(nic_allgathers().size());
     }
     return 0;
 }
 
+// The tables hold string_views of literals, so data() is NUL-terminated.
 const char* nicsim_algorithm_name(nicsim_collective_t coll, int algorithm) {
-    if (!valid_algorithm(coll, algorithm)) return nullptr;
-    // The tables hold string_views of literals, so data() is NUL-terminated.
-    return nicsim::plan::barrier_algorithms()[algorithm].name.data();
+    const auto e = entry(coll, algorithm);
+    return e ? e->name.data() : nullptr;
 }
 
 const char* nicsim_algorithm_description(nicsim_collective_t coll, int algorithm) {
-    if (!valid_algorithm(coll, algorithm)) return nullptr;
-    return nicsim::plan::barrier_algorithms()[algorithm].description.data();
+    const auto e = entry(coll, algorithm);
+    return e ? e->description.data() : nullptr;
 }
 
 int nicsim_algorithm_find(nicsim_collective_t coll, const char* name) {
@@ -88,19 +153,35 @@ int nicsim_algorithm_find(nicsim_collective_t coll, const char* name) {
     return -1;
 }
 
-size_t nicsim_packet_max_bytes(void) { return nicsim::kPacketMaxBytes; }
-
 nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t* transport,
-                                    nicsim_group_t** group) {
+                                    const nicsim_group_config_t* config, nicsim_group_t** group) {
     if (group == nullptr) return NICSIM_ERR_INVALID;
     *group = nullptr;
-    if (size < 1 || rank < 0 || rank >= size || transport == nullptr || transport->send == nullptr) {
+    const nicsim_group_config_t defaults{};
+    if (config == nullptr) config = &defaults;
+    if (size < 1 || rank < 0 || rank >= size || transport == nullptr || transport->send == nullptr ||
+        config->credits < 0 || config->credits > NICSIM_CREDITS_MAX) {
         return NICSIM_ERR_INVALID;
     }
     return guarded([&] {
-        *group = new nicsim_group(rank, size, *transport);
+        nicsim::nic::AgentConfig agent;
+        // A real job cannot drop a packet and ask for it again: keep every early one.
+        agent.channels.unbounded = true;
+        agent.credits = config->credits;
+        if (config->order != nullptr) agent.order.assign(config->order, config->order + size);
+        try {
+            *group = new nicsim_group(rank, size, *transport, std::move(agent));
+        } catch (const std::invalid_argument&) {
+            return Status::invalid;  // the order is not a permutation
+        }
         return Status::ok;
     });
+}
+
+void nicsim_group_stats(const nicsim_group_t* group, nicsim_group_stats_t* stats) {
+    if (group == nullptr || stats == nullptr) return;
+    stats->forwarded = group->agent.stats().forwarded;
+    stats->credit_stalls = group->agent.credit_stalls();
 }
 
 void nicsim_group_free(nicsim_group_t* group) { delete group; }
@@ -125,16 +206,46 @@ nicsim_status_t nicsim_barrier_post(nicsim_group_t* group, int algorithm,
     if (group == nullptr || !valid_algorithm(NICSIM_COLL_BARRIER, algorithm)) {
         return NICSIM_ERR_INVALID;
     }
-    return guarded([&] {
-        auto req = std::make_unique<nicsim_request>(nicsim_request{group, 0});
-        const Status s =
-            group->agent.post_barrier(nicsim::plan::barrier_algorithms()[algorithm], &req->seq);
-        if (nicsim::failed(s)) {
-            group->agent.release(req->seq);
-        } else {
-            *request = req.release();
-        }
-        return s;
+    return post_request(group, request, [&](nicsim::Seq* seq) {
+        return group->agent.post_barrier(nicsim::plan::barrier_algorithms()[algorithm], seq);
+    });
+}
+
+nicsim_status_t nicsim_bcast_post(nicsim_group_t* group, int algorithm, int k, int root,
+                                  void* buffer, size_t bytes, size_t packet_bytes,
+                                  nicsim_request_t** request) {
+    if (request == nullptr) return NICSIM_ERR_INVALID;
+    *request = nullptr;
+    if (group == nullptr || !valid_algorithm(NICSIM_COLL_BCAST, algorithm) || k < 0 ||
+        packet_bytes == 0 || packet_bytes > UINT32_MAX || (buffer == nullptr && bytes != 0)) {
+        return NICSIM_ERR_INVALID;
+    }
+    const auto& shape = nicsim::plan::tree_shapes()[algorithm];
+    if (shape.takes_k && k == 0) {
+        const auto packets = nicsim::packet_count(bytes, packet_bytes);
+        k = nicsim::plan::optimal_k(group->agent.size(), static_cast<std::int64_t>(
+                                                             std::min<std::uint64_t>(packets, INT64_MAX)));
+    }
+    return post_request(group, request, [&](nicsim::Seq* seq) {
+        return group->agent.post_bcast(shape, k, root, bytes, static_cast<std::uint32_t>(packet_bytes),
+                                       {static_cast<std::byte*>(buffer), bytes}, seq);
+    });
+}
+
+nicsim_status_t nicsim_allgather_post(nicsim_group_t* group, int algorithm, void* result,
+                                      size_t block_bytes, size_t packet_bytes,
+                                      nicsim_request_t** request) {
+    if (request == nullptr) return NICSIM_ERR_INVALID;
+    *request = nullptr;
+    if (group == nullptr || !valid_algorithm(NICSIM_COLL_ALLGATHER, algorithm) ||
+        packet_bytes == 0 || packet_bytes > UINT32_MAX || (result == nullptr && block_bytes != 0)) {
+        return NICSIM_ERR_INVALID;
+    }
+    const std::size_t bytes = block_bytes * static_cast<std::size_t>(group->agent.size());
+    return post_request(group, request, [&](nicsim::Seq* seq) {
+        return group->agent.post_allgather(*nic_allgathers()[algorithm], block_bytes,
+                                           static_cast<std::uint32_t>(packet_bytes),
+                                           {static_cast<std::byte*>(result), bytes}, seq);
     });
 }
 

@@ -29,6 +29,7 @@ enum class PacketKind : std::uint8_t {
     credit = 4,     // an explicit credit update, no payload
     allgather = 5,  // a piece of an allgather's blocks (nic/allgather_op.h says which)
     nack = 6,       // asks the receiver to send again the allgather packet it names, no payload
+    bcast = 7,      // a piece of a broadcast message (nic/bcast_op.h says which)
 };
 
 // flags
@@ -61,8 +62,5 @@ constexpr std::uint64_t packet_count(std::uint64_t bytes, std::uint64_t mtu) {
     return bytes == 0 ? 1 : (bytes + mtu - 1) / mtu;
 }
 
-// The largest packet of the collectives the C API offers: barrier packets are header only.
-// (Allgather packets carry up to the MTU their caller chose.)
-constexpr std::size_t kPacketMaxBytes = PacketHeader::kBytes;
 
 }  // namespace nicsim

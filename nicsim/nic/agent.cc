@@ -1,7 +1,12 @@
 #include "nic/agent.h"
 
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
 #include "nic/allgather_op.h"
 #include "nic/barrier_op.h"
+#include "nic/bcast_op.h"
 
 namespace nicsim::nic {
 
@@ -24,13 +29,57 @@ const Schedule* planned(std::unordered_map<const Algorithm*, Schedule>& cache,
 
 }  // namespace
 
-Agent::Agent(Rank rank, Rank size, Fabric& fabric, const ChannelConfig& channels)
-    : rank_(rank), size_(size), tx_(fabric), channels_(channels) {}
+Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
+    : rank_(rank),
+      size_(size),
+      order_(std::move(config.order)),
+      tx_(fabric, size, config.credits),
+      channels_(config.channels) {
+    if (order_.empty()) {
+        order_.resize(size);
+        std::iota(order_.begin(), order_.end(), 0);
+    }
+    std::vector<Rank> sorted = order_;
+    std::sort(sorted.begin(), sorted.end());
+    for (Rank i = 0; i < size; ++i) {
+        if (static_cast<Rank>(sorted.size()) != size || sorted[i] != i) {
+            throw std::invalid_argument("order is not a permutation of the group's ranks");
+        }
+    }
+}
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     const auto* steps = planned(barrier_schedules_, algorithm, rank_, size_, &BarrierOp::runs);
     if (steps == nullptr) return Status::invalid;
     return start(std::make_unique<BarrierOp>(next_seq_, *steps, tx_), seq);
+}
+
+const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
+    const auto index = static_cast<std::uint64_t>(&shape - plan::tree_shapes().data());
+    const std::uint64_t key = (index << 56) | (static_cast<std::uint64_t>(k) << 32) |
+                              static_cast<std::uint32_t>(root);
+    auto it = trees_.find(key);
+    if (it == trees_.end()) {
+        // The locality order with the root moved to the front: position 0 is the root's.
+        std::vector<Rank> order{root};
+        std::copy_if(order_.begin(), order_.end(), std::back_inserter(order),
+                     [root](Rank r) { return r != root; });
+        it = trees_.emplace(key, plan::relabel(shape.build(size_, k), order)).first;
+    }
+    return it->second;
+}
+
+Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::uint64_t bytes,
+                         std::uint32_t mtu, std::span<std::byte> message, Seq* seq) {
+    if (root < 0 || root >= size_ || mtu == 0 || (shape.takes_k && k < 1) ||
+        (!message.empty() && message.size() != bytes) ||
+        packet_count(bytes, mtu) > kBcastMaxPackets) {
+        return Status::invalid;
+    }
+    if (!shape.takes_k) k = 0;
+    return start(std::make_unique<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu,
+                                           message, tx_, stats_),
+                 seq);
 }
 
 Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
@@ -62,6 +111,7 @@ Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
         for (const EarlyPacket& p : packets) {
             feed(slot, p.src, p.header, channels_.read(s, p.payload));
         }
+        channels_.drop(s);
     }
     return failed(slot.status) ? slot.status : Status::ok;
 }
@@ -75,6 +125,10 @@ Status Agent::deliver(Rank src, std::span<const std::byte> packet) {
 Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (src < 0 || src >= size_ || (!payload.empty() && payload.size() != header.payload_bytes)) {
         return Status::protocol;
+    }
+    // The packet is consumed here (placed, or kept with the agent): its buffer is free again.
+    if (const Status s = tx_.received(src, header); failed(s) || header.kind == PacketKind::credit) {
+        return s;
     }
     const auto it = ops_.find(header.seq);
     if (it == ops_.end()) return keep_early(src, header, payload);

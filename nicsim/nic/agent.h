@@ -1,6 +1,6 @@
 // The NIC agent of one rank in one group: numbers collectives in call order, routes each arriving
 // packet to its collective, keeps packets that arrive before their collective is posted (their
-// payloads in the global collective channels), and owns the transmit queue.
+// payloads in the global collective channels), and owns the transmit queue and its flow control.
 #pragma once
 
 #include <memory>
@@ -12,18 +12,36 @@
 #include "nic/tx_queue.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
+#include "plan/tree.h"
 
 namespace nicsim::nic {
 
+struct AgentConfig {
+    ChannelConfig channels;  // where packets of collectives not yet posted are kept
+    int credits = 0;         // flow-control window per peer (tx_queue.h); 0: none
+    // The group's ranks in locality order (ranks close in the machine next to each other), or
+    // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
+    std::vector<Rank> order;
+};
+
 class Agent {
 public:
-    Agent(Rank rank, Rank size, Fabric& fabric, const ChannelConfig& channels = {});
+    // invalid_argument when config.order is not a permutation of 0..size-1.
+    Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config = {});
     // Collectives in flight hold references into the agent: it stays where it was made.
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
 
     // Posts the group's next collective. On success `*seq` names it for test() and release().
     Status post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq);
+
+    // A broadcast from `root` over the tree of shape `shape` (k used when the shape takes one),
+    // in packets of at most `mtu` bytes (bcast_op.h). `message` is the `bytes` of the message
+    // (the root's to send, the others' to fill) or empty to model time only; it must stay valid
+    // until the collective is complete. invalid for a root out of range, mtu 0, k < 1 where the
+    // shape takes it, a message of another size, or more than kBcastMaxPackets packets.
+    Status post_bcast(const plan::TreeShape& shape, int k, Rank root, std::uint64_t bytes,
+                      std::uint32_t mtu, std::span<std::byte> message, Seq* seq);
 
     // An allgather of `block_bytes` per rank in packets of at most `mtu` payload bytes
     // (allgather_op.h). `result` holds size * block_bytes bytes with this rank's block in place,
@@ -63,10 +81,17 @@ public:
     // posted here yet.
     Status recycle(Seq seq);
 
+    Rank size() const { return size_; }
+
     // Collectives posted and not yet forgotten, and packets kept for collectives not yet posted.
     std::size_t active() const { return ops_.size(); }
     std::size_t early_packets() const;
     const CollectiveStats& stats() const { return stats_; }
+    // Flow control (tx_queue.h): packets that had to wait for a credit; credits held for sending
+    // to `peer`, and credits owed to it.
+    std::uint64_t credit_stalls() const { return tx_.stalls(); }
+    int credits(Rank peer) const { return tx_.credits(peer); }
+    int owed_credits(Rank peer) const { return tx_.owed(peer); }
 
 private:
     struct Slot {
@@ -82,6 +107,7 @@ private:
     };
 
     Status start(std::unique_ptr<Operation> op, Seq* seq);
+    const plan::Tree& tree(const plan::TreeShape& shape, int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
     Status feed(Slot& slot, Rank src, const PacketHeader& header,
                 std::span<const std::byte> payload);
@@ -90,6 +116,7 @@ private:
 
     Rank rank_;
     Rank size_;
+    std::vector<Rank> order_;
     TxQueue tx_;
     Channels channels_;
     CollectiveStats stats_;
@@ -100,6 +127,8 @@ private:
     std::unordered_map<const plan::BarrierAlgorithm*, plan::BarrierSchedule> barrier_schedules_;
     std::unordered_map<const plan::AllgatherAlgorithm*, plan::AllgatherSchedule>
         allgather_schedules_;
+    // Broadcast trees by (shape, k, root), built once each.
+    std::unordered_map<std::uint64_t, plan::Tree> trees_;
 };
 
 }  // namespace nicsim::nic

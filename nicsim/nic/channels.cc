@@ -2,11 +2,18 @@
 
 namespace nicsim::nic {
 
-Channels::Channels(const ChannelConfig& config) : bytes_(config.bytes), channels_(config.count) {}
+Channels::Channels(const ChannelConfig& config)
+    : bytes_(config.bytes), unbounded_(config.unbounded), channels_(config.unbounded ? 0 : config.count) {}
 
 std::optional<Channels::Slice> Channels::store(Seq seq, std::uint32_t payload_bytes,
                                                std::span<const std::byte> payload) {
     if (payload_bytes == 0) return Slice{};
+    if (unbounded_) {
+        std::vector<std::byte>& kept = kept_[seq];
+        const Slice slice{kept.size(), payload.size()};
+        kept.insert(kept.end(), payload.begin(), payload.end());
+        return slice;
+    }
     if (channels_.empty()) return std::nullopt;
     Channel& channel = channels_[seq % channels_.size()];
     if (channel.free) {
@@ -24,6 +31,7 @@ std::optional<Channels::Slice> Channels::store(Seq seq, std::uint32_t payload_by
 
 std::span<const std::byte> Channels::read(Seq seq, Slice slice) const {
     if (slice.length == 0) return {};
+    if (unbounded_) return std::span(kept_.at(seq)).subspan(slice.offset, slice.length);
     return std::span(channels_[seq % channels_.size()].data).subspan(slice.offset, slice.length);
 }
 
@@ -35,6 +43,10 @@ void Channels::recycle(Seq seq) {
             channel.data.clear();
         }
     }
+}
+
+void Channels::drop(Seq seq) {
+    if (unbounded_) kept_.erase(seq);
 }
 
 }  // namespace nicsim::nic

@@ -20,12 +20,19 @@
 // always kept: its header stays with the NIC, which is the agent's business. Memory is taken as
 // payloads arrive, never beyond count x bytes, so a run that models only time (empty payloads,
 // sizes accounted) takes none.
+//
+// A real job has no retransmission to fall back on: there the channels are `unbounded`, and each
+// collective's early payloads are kept in memory of their own, however many, until the host has
+// copied them out (drop()). Flow control (tx_queue.h) still bounds what is in flight; what
+// arrives early is bounded, as in MPI's own unexpected-message queue, only by what the peers
+// send before this rank posts.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
@@ -35,6 +42,7 @@ namespace nicsim::nic {
 struct ChannelConfig {
     std::size_t count = 4;          // channels: the collectives that may be ahead of the host
     std::size_t bytes = 64 * 1024;  // bytes of payload one channel holds
+    bool unbounded = false;         // keep every early payload; count and bytes do not apply
 };
 
 class Channels {
@@ -59,6 +67,10 @@ public:
     // Every rank has completed `seq` and every collective before it: their channels are free.
     void recycle(Seq seq);
 
+    // The host has copied `seq`'s early payloads out. Unbounded channels free them now; bounded
+    // ones wait for recycle(), which knows that no rank still sends into the channel.
+    void drop(Seq seq);
+
 private:
     struct Channel {
         Seq owner = 0;
@@ -68,7 +80,9 @@ private:
     };
 
     std::size_t bytes_;
+    bool unbounded_;
     std::vector<Channel> channels_;
+    std::unordered_map<Seq, std::vector<std::byte>> kept_;  // unbounded: payloads by collective
 };
 
 }  // namespace nicsim::nic

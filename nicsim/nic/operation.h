@@ -12,13 +12,14 @@
 namespace nicsim::nic {
 
 // What one agent's collectives did beyond the normal case, for the driver (the simulator) to read.
-// Without loss and without premature timeouts every counter stays 0.
+// Without loss and without premature timeouts every counter but `forwarded` stays 0.
 struct CollectiveStats {
     std::uint64_t nacks_sent = 0;       // NACKs for packets overdue at this rank
     std::uint64_t nacks_forwarded = 0;  // NACKs passed up for packets this rank lacks too
     std::uint64_t retransmitted = 0;    // packets sent again in answer to a NACK
     std::uint64_t duplicates = 0;       // packets that had arrived before, ignored
     std::uint64_t early_dropped = 0;    // early packets no channel could keep
+    std::uint64_t forwarded = 0;        // broadcast packets passed on to children as they arrived
 };
 
 class Operation {

@@ -2,26 +2,77 @@
 
 namespace nicsim::nic {
 
+TxQueue::TxQueue(Fabric& fabric, Rank size, int credits)
+    : fabric_(fabric), window_(credits), peers_(credits > 0 ? size : 0, Peer{credits, 0, {}}) {}
+
 Status TxQueue::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
-    if (queue_.empty()) {
+    if (window_ > 0 && header.kind != PacketKind::credit) {
+        Peer& peer = peers_[dst];
+        if (peer.credits == 0 || !peer.blocked.empty()) {
+            peer.blocked.push_back({dst, header, {payload.begin(), payload.end()}});
+            ++blocked_count_;
+            ++stalls_;
+            return Status::ok;
+        }
+        --peer.credits;
+    }
+    return transmit(dst, header, payload);
+}
+
+Status TxQueue::transmit(Rank dst, PacketHeader header, std::span<const std::byte> payload) {
+    if (window_ > 0) {
+        // Whatever is owed to dst rides along; a credit update carries nothing else.
+        Peer& peer = peers_[dst];
+        header.credits = static_cast<std::uint16_t>(peer.owed);
+        peer.owed = 0;
+    }
+    if (ready_.empty()) {
         const Status s = fabric_.transmit(dst, header, payload);
         if (s != Status::again) {
             if (failed(s)) error_ = s;
-            return s;
+            return error_;
         }
     }
-    queue_.push_back({dst, header, {payload.begin(), payload.end()}});
+    ready_.push_back({dst, header, {payload.begin(), payload.end()}});
     return Status::ok;
 }
 
 Status TxQueue::flush() {
-    while (!queue_.empty() && !failed(error_)) {
-        const Pending& front = queue_.front();
+    while (!ready_.empty() && !failed(error_)) {
+        const Pending& front = ready_.front();
         const Status s = fabric_.transmit(front.dst, front.header, front.payload);
         if (s == Status::again) break;
         if (failed(s)) error_ = s;
-        queue_.pop_front();
+        ready_.pop_front();
+    }
+    return error_;
+}
+
+Status TxQueue::received(Rank src, const PacketHeader& header) {
+    if (window_ == 0) return Status::ok;
+    if (src < 0 || src >= static_cast<Rank>(peers_.size())) return Status::protocol;
+    Peer& peer = peers_[src];
+    if (header.credits > window_ - peer.credits) return Status::protocol;
+    peer.credits += header.credits;
+    if (header.kind == PacketKind::credit) return unblock(src);
+    if (const Status s = unblock(src); failed(s)) return s;
+    if (++peer.owed * 2 >= window_) {
+        PacketHeader update;
+        update.kind = PacketKind::credit;
+        return transmit(src, update, {});
+    }
+    return Status::ok;
+}
+
+Status TxQueue::unblock(Rank dst) {
+    Peer& peer = peers_[dst];
+    while (peer.credits > 0 && !peer.blocked.empty() && !failed(error_)) {
+        Pending p = std::move(peer.blocked.front());
+        peer.blocked.pop_front();
+        --blocked_count_;
+        --peer.credits;
+        transmit(dst, p.header, p.payload);
     }
     return error_;
 }

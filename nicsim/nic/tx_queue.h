@@ -1,11 +1,23 @@
-// The NIC's transmit queue: packets leave in the order they were queued, and a packet the fabric
-// cannot take now waits, with everything behind it, until flush() finds room.
+// The NIC's transmit queue, with LFC's flow control between every pair of NICs (seed 000 §3.1).
+//
+// Packets leave in the order they were queued. A packet the fabric cannot take now waits, with
+// everything behind it, until flush() finds room.
+//
+// With a window of `credits` (> 0), every packet but a credit update needs a credit for its
+// destination: the receiver keeps that many receive buffers for each sender, so a packet sent
+// with a credit always finds one. A packet without a credit waits in its destination's
+// blocked-sends queue, which is served before any new packet to that destination, so packets to
+// one destination still leave in queue order. The receiver frees a buffer once the packet is
+// consumed (consumed()) and owes the sender a credit; owed credits ride on the next packet to
+// that sender, or go in an explicit credit packet once half the window is owed. A window of 0
+// turns flow control off (the simulator's seed-001 collectives, which have global channels).
 //
 // A packet the fabric takes at once is never copied: the fabric copies what it needs, so a NIC
 // can inject the same bytes again and again (seed 001 §4.3: forwarding and resending without
 // claiming a send buffer). Only a packet that has to wait is copied into the queue.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -16,14 +28,27 @@ namespace nicsim::nic {
 
 class TxQueue {
 public:
-    explicit TxQueue(Fabric& fabric) : fabric_(fabric) {}
+    TxQueue(Fabric& fabric, Rank size, int credits = 0);
 
-    // Queues a packet and transmits what the fabric takes. `payload` is empty or
-    // header.payload_bytes long (Fabric::transmit). Transport errors stick: they are returned by
-    // this and every later call.
+    // Queues a packet and transmits what the fabric and the credits allow. `payload` is empty or
+    // header.payload_bytes long (Fabric::transmit); header.credits is set here. Transport errors
+    // stick: they are returned by this and every later call.
     Status send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload = {});
     Status flush();
-    std::size_t queued() const { return queue_.size(); }
+
+    // Flow control. `header` arrived from `src`: takes the credits it carries back. Then, unless
+    // it is a credit update, the packet's receive buffer is free again: `src` is owed a credit.
+    // `protocol` when the packet returns more credits than were taken, or `src` is out of range.
+    Status received(Rank src, const PacketHeader& header);
+
+    // Packets waiting for the fabric or for a credit.
+    std::size_t queued() const { return ready_.size() + blocked_count_; }
+    // Packets that had to wait for a credit.
+    std::uint64_t stalls() const { return stalls_; }
+    // Per pair, the sender's credits plus the receiver's owed ones plus the packets in flight
+    // between them always make the window.
+    int credits(Rank peer) const { return peers_.empty() ? 0 : peers_[peer].credits; }
+    int owed(Rank peer) const { return peers_.empty() ? 0 : peers_[peer].owed; }
 
 private:
     struct Pending {
@@ -31,9 +56,22 @@ private:
         PacketHeader header;
         std::vector<std::byte> payload;
     };
+    struct Peer {
+        int credits = 0;                // packets this NIC may still send to the peer
+        int owed = 0;                   // the peer's packets consumed here, not yet credited
+        std::deque<Pending> blocked;    // packets to the peer waiting for a credit
+    };
+
+    // Hands one packet to the fabric, or queues it in ready_ behind the others.
+    Status transmit(Rank dst, PacketHeader header, std::span<const std::byte> payload);
+    Status unblock(Rank dst);
 
     Fabric& fabric_;
-    std::deque<Pending> queue_;
+    int window_;
+    std::vector<Peer> peers_;  // empty without flow control
+    std::deque<Pending> ready_;
+    std::size_t blocked_count_ = 0;
+    std::uint64_t stalls_ = 0;
     Status error_ = Status::ok;
 };
 

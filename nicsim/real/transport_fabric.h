@@ -3,12 +3,12 @@
 // fabric it runs over.
 #pragma once
 
-#include <vector>
-
 #include "nic/fabric.h"
 #include "nicsim/nicsim.h"
 
 namespace nicsim::real {
+
+static_assert(PacketHeader::kBytes == NICSIM_HEADER_BYTES);
 
 class TransportFabric final : public nic::Fabric {
 public:
@@ -17,19 +17,12 @@ public:
     Status transmit(Rank dst, const PacketHeader& header,
                     std::span<const std::byte> payload) override {
         const auto head = header.encode();
-        if (payload.empty()) {
-            return static_cast<Status>(
-                transport_.send(transport_.context, dst, head.data(), head.size()));
-        }
-        wire_.assign(head.begin(), head.end());
-        wire_.insert(wire_.end(), payload.begin(), payload.end());
-        return static_cast<Status>(
-            transport_.send(transport_.context, dst, wire_.data(), wire_.size()));
+        return static_cast<Status>(transport_.send(transport_.context, dst, head.data(),
+                                                   payload.data(), payload.size()));
     }
 
 private:
     nicsim_transport_t transport_;
-    std::vector<std::byte> wire_;  // header and payload side by side, reused
 };
 
 }  // namespace nicsim::real

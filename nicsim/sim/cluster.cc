@@ -53,7 +53,9 @@ public:
     // Collectives ------------------------------------------------------------------------------
 
     void enable_collectives(const nic::ChannelConfig& channels) {
-        coll().agent = std::make_unique<nic::Agent>(rank_, c_.size(), *this, channels);
+        nic::AgentConfig config;
+        config.channels = channels;
+        coll().agent = std::make_unique<nic::Agent>(rank_, c_.size(), *this, std::move(config));
     }
 
     // The host posts a NIC-based collective: ts, then the request crosses the I/O bus; a hopping

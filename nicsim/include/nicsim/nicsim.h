@@ -6,8 +6,9 @@
  * free. Handles are opaque, results are nicsim_status_t, and no C++ type or exception crosses it.
  *
  * The engine never touches a network itself. The caller supplies a transport (one send callback)
- * and hands every packet that arrives for the group to nicsim_group_deliver(). Packets are opaque
- * byte strings of at most nicsim_packet_max_bytes() bytes; the engine defines their format.
+ * and hands every packet that arrives for the group to nicsim_group_deliver(). A packet is an
+ * opaque header of NICSIM_HEADER_BYTES followed by a payload of at most the packet size the
+ * collective was posted with; the engine defines the format.
  */
 #ifndef NICSIM_NICSIM_H
 #define NICSIM_NICSIM_H
@@ -29,21 +30,47 @@ typedef enum nicsim_status {
     NICSIM_ERR_PROTOCOL = -5   /* a malformed or unexpected packet arrived */
 } nicsim_status_t;
 
-/* The collectives the engine runs; each has a table of algorithms addressed by index. */
+/* The collectives the engine runs; each has a table of algorithms addressed by index, the first
+ * being the default. A broadcast's algorithms are tree shapes. */
 typedef enum nicsim_collective {
-    NICSIM_COLL_BARRIER = 0
+    NICSIM_COLL_BARRIER = 0,
+    NICSIM_COLL_BCAST = 1,
+    NICSIM_COLL_ALLGATHER = 2
 } nicsim_collective_t;
+
+#define NICSIM_HEADER_BYTES 24
+/* The largest flow-control window (credits per peer). */
+#define NICSIM_CREDITS_MAX 1024
 
 typedef struct nicsim_group nicsim_group_t;     /* one communicator's engine state on one rank */
 typedef struct nicsim_request nicsim_request_t; /* one posted collective */
 
-/* How the engine sends. send() must copy the packet before it returns. It returns NICSIM_OK,
- * NICSIM_ERR_AGAIN when it cannot take the packet now (the engine keeps it and offers it again
- * from nicsim_group_progress()), or another error, which fails the collectives in flight. */
+/* How the engine sends. A packet is its header followed by its payload (payload_bytes may be 0);
+ * send() must copy both before it returns. It returns NICSIM_OK, NICSIM_ERR_AGAIN when it cannot
+ * take the packet now (the engine keeps it and offers it again from nicsim_group_progress()),
+ * or another error, which fails the collectives in flight. */
 typedef struct nicsim_transport {
     void *context;
-    nicsim_status_t (*send)(void *context, int dst, const void *packet, size_t bytes);
+    nicsim_status_t (*send)(void *context, int dst, const void *header, const void *payload,
+                            size_t payload_bytes);
 } nicsim_transport_t;
+
+/* How a group runs; zero-initialised means the defaults. */
+typedef struct nicsim_group_config {
+    /* Flow control (LFC): a rank sends a peer at most `credits` packets the peer has not yet
+     * consumed, so a receiver that keeps credits x (size - 1) receive buffers posted never sees
+     * a packet it has no buffer for. 1..NICSIM_CREDITS_MAX, or 0 for none. */
+    int credits;
+    /* NULL, or the group's ranks in locality order (a permutation of 0..size-1): broadcast trees
+     * are built over it, so subtrees stay within a node or a package. */
+    const int *order;
+} nicsim_group_config_t;
+
+/* What a group did, counted since it was created. */
+typedef struct nicsim_group_stats {
+    unsigned long long forwarded;     /* broadcast packets passed on to children as they arrived */
+    unsigned long long credit_stalls; /* packets that waited for a flow-control credit */
+} nicsim_group_stats_t;
 
 const char *nicsim_version(void);
 const char *nicsim_status_string(nicsim_status_t status);
@@ -56,12 +83,10 @@ const char *nicsim_algorithm_name(nicsim_collective_t coll, int algorithm);
 const char *nicsim_algorithm_description(nicsim_collective_t coll, int algorithm);
 int nicsim_algorithm_find(nicsim_collective_t coll, const char *name);
 
-/* The largest packet the engine sends; receive buffers of this size never truncate. */
-size_t nicsim_packet_max_bytes(void);
-
-/* A group is `size` ranks of which the caller is `rank`; the transport is copied. */
+/* A group is `size` ranks of which the caller is `rank`; the transport and the configuration
+ * (NULL: the defaults) are copied. */
 nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t *transport,
-                                    nicsim_group_t **group);
+                                    const nicsim_group_config_t *config, nicsim_group_t **group);
 void nicsim_group_free(nicsim_group_t *group);
 
 /* A packet from group rank `src` arrived. The engine copies what it keeps. */
@@ -73,10 +98,29 @@ nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void 
  * in flight. */
 nicsim_status_t nicsim_group_progress(nicsim_group_t *group);
 
+void nicsim_group_stats(const nicsim_group_t *group, nicsim_group_stats_t *stats);
+
 /* Posts a barrier with the algorithm of that index. Every rank of the group posts its
  * collectives in the same order (as MPI requires on a communicator). */
 nicsim_status_t nicsim_barrier_post(nicsim_group_t *group, int algorithm,
                                     nicsim_request_t **request);
+
+/* Posts a broadcast of `bytes` bytes from `root`, over the tree shape of that index, in packets
+ * of at most `packet_bytes` payload bytes. `k` is the k-binomial tree's fanout, 0 for the best
+ * one for this message's packets (seed 002, Theorem 3); other shapes ignore it. `buffer` holds
+ * the message at the root and receives it elsewhere; it must stay valid until the request is
+ * complete. */
+nicsim_status_t nicsim_bcast_post(nicsim_group_t *group, int algorithm, int k, int root,
+                                  void *buffer, size_t bytes, size_t packet_bytes,
+                                  nicsim_request_t **request);
+
+/* Posts an allgather of `block_bytes` per rank with the algorithm of that index, in packets of at
+ * most `packet_bytes` payload bytes. `result` holds size x block_bytes bytes, rank r's block at
+ * r x block_bytes, this rank's own already in place; it must stay valid until the request is
+ * complete. */
+nicsim_status_t nicsim_allgather_post(nicsim_group_t *group, int algorithm, void *result,
+                                      size_t block_bytes, size_t packet_bytes,
+                                      nicsim_request_t **request);
 
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
  * transport included), NICSIM_IN_PROGRESS while it is not, or the error that failed it. */

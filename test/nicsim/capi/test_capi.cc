@@ -20,11 +20,15 @@ struct Mailbox {
     bool busy = false;
 };
 
-nicsim_status_t post_to_mailbox(void* context, int dst, const void* packet, size_t bytes) {
+nicsim_status_t post_to_mailbox(void* context, int dst, const void* header, const void* payload,
+                                size_t payload_bytes) {
     auto* box = static_cast<Mailbox*>(context);
     if (box->busy) return NICSIM_ERR_AGAIN;
-    const auto* p = static_cast<const unsigned char*>(packet);
-    box->packets.push_back({dst, {p, p + bytes}});
+    const auto* h = static_cast<const unsigned char*>(header);
+    const auto* p = static_cast<const unsigned char*>(payload);
+    Mailbox::Packet packet{dst, {h, h + NICSIM_HEADER_BYTES}};
+    if (payload_bytes != 0) packet.bytes.insert(packet.bytes.end(), p, p + payload_bytes);
+    box->packets.push_back(std::move(packet));
     return NICSIM_OK;
 }
 
@@ -52,15 +56,21 @@ TEST(CApi, RejectsBadArguments) {
     const nicsim_transport_t transport{&box, post_to_mailbox};
     const nicsim_transport_t no_send{&box, nullptr};
     nicsim_group_t* group = reinterpret_cast<nicsim_group_t*>(&box);
-    EXPECT_EQ(nicsim_group_create(0, 0, &transport, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 0, &transport, nullptr, &group), NICSIM_ERR_INVALID);
     EXPECT_EQ(group, nullptr);
-    EXPECT_EQ(nicsim_group_create(2, 2, &transport, &group), NICSIM_ERR_INVALID);
-    EXPECT_EQ(nicsim_group_create(-1, 2, &transport, &group), NICSIM_ERR_INVALID);
-    EXPECT_EQ(nicsim_group_create(0, 2, nullptr, &group), NICSIM_ERR_INVALID);
-    EXPECT_EQ(nicsim_group_create(0, 2, &no_send, &group), NICSIM_ERR_INVALID);
-    EXPECT_EQ(nicsim_group_create(0, 2, &transport, nullptr), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(2, 2, &transport, nullptr, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(-1, 2, &transport, nullptr, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, nullptr, nullptr, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, &no_send, nullptr, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, &transport, nullptr, nullptr), NICSIM_ERR_INVALID);
 
-    ASSERT_EQ(nicsim_group_create(0, 2, &transport, &group), NICSIM_OK);
+    const int not_a_permutation[2] = {1, 1};
+    const nicsim_group_config_t bad_order{0, not_a_permutation};
+    const nicsim_group_config_t bad_credits{NICSIM_CREDITS_MAX + 1, nullptr};
+    EXPECT_EQ(nicsim_group_create(0, 2, &transport, &bad_order, &group), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_create(0, 2, &transport, &bad_credits, &group), NICSIM_ERR_INVALID);
+
+    ASSERT_EQ(nicsim_group_create(0, 2, &transport, nullptr, &group), NICSIM_OK);
     nicsim_request_t* request = nullptr;
     EXPECT_EQ(nicsim_barrier_post(group, 7, &request), NICSIM_ERR_INVALID);
     EXPECT_EQ(request, nullptr);
@@ -80,7 +90,7 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
     nicsim_request_t* request[2];
     for (int r = 0; r < 2; ++r) {
         const nicsim_transport_t transport{&box[r], post_to_mailbox};
-        ASSERT_EQ(nicsim_group_create(r, 2, &transport, &group[r]), NICSIM_OK);
+        ASSERT_EQ(nicsim_group_create(r, 2, &transport, nullptr, &group[r]), NICSIM_OK);
     }
     box[1].busy = true;  // rank 1's transport refuses at first
     for (int r = 0; r < 2; ++r) {
@@ -88,7 +98,7 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
         EXPECT_EQ(nicsim_request_test(request[r]), NICSIM_IN_PROGRESS);
     }
     ASSERT_EQ(box[0].packets.size(), 1u);
-    ASSERT_LE(box[0].packets[0].bytes.size(), nicsim_packet_max_bytes());
+    ASSERT_EQ(box[0].packets[0].bytes.size(), size_t{NICSIM_HEADER_BYTES});
     EXPECT_TRUE(box[1].packets.empty());
     box[1].busy = false;
     ASSERT_EQ(nicsim_group_progress(group[1]), NICSIM_OK);

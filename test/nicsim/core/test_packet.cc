@@ -54,7 +54,7 @@ TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
     auto kind = good;
     kind[3] = std::byte{0};
     auto kind_high = good;
-    kind_high[3] = std::byte{7};
+    kind_high[3] = std::byte{8};
     EXPECT_FALSE(PacketHeader::decode(kind_high));
     EXPECT_FALSE(PacketHeader::decode(kind));
 

@@ -98,10 +98,13 @@ public:
           busy_(o.size, false),
           delivered_data_(o.size, 0),
           results_(o.size, std::vector<std::vector<std::byte>>(o.collectives)) {
-        ChannelConfig channels = o.channels;
-        if (channels.bytes == 0) channels.bytes = std::max<std::uint64_t>(1, o.size * o.block);
+        AgentConfig config;
+        config.channels = o.channels;
+        if (config.channels.bytes == 0) {
+            config.channels.bytes = std::max<std::uint64_t>(1, o.size * o.block);
+        }
         for (Rank r = 0; r < o.size; ++r) fabrics_.emplace_back(*this, r);
-        for (Rank r = 0; r < o.size; ++r) agents_.emplace_back(r, o.size, fabrics_[r], channels);
+        for (Rank r = 0; r < o.size; ++r) agents_.emplace_back(r, o.size, fabrics_[r], config);
         for (Rank r = 0; r < o.size; ++r) idle_.push_back(r);
     }
 
@@ -765,7 +768,7 @@ TEST(Agent, PostAllgatherRejectsWhatItCannotRun) {
 TEST(TxQueue, KeepsItsOwnCopyOfAPayloadTheFabricRefused) {
     Recorder fabric;
     fabric.answer = Status::again;
-    TxQueue tx(fabric);
+    TxQueue tx(fabric, 2);
     std::vector<std::byte> payload(3, std::byte{1});
     PacketHeader h = data_header(0, 0, 0, 0, 3);
     ASSERT_EQ(tx.send(1, h, payload), Status::ok);

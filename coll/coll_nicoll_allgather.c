@@ -1,0 +1,86 @@
+/* MPI_Allgather and MPI_Iallgather through the engine: recursive doubling with combined packets,
+ * or all-to-all broadcast with hopping packets (seed 001), for any communicator size. */
+#include "coll_nicoll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The engine numbers an allgather's packets in 24 bits per transfer (nic/allgather_op.h). */
+#define NICOLL_ALLGATHER_MAX_PACKETS (1ull << 24)
+
+static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
+                     int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
+                     ompi_request_t **request, nicoll_module_t *m)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    size_t type_size;
+    ompi_datatype_type_size(rtype, &type_size);
+    const size_t block = (size_t) rcount * type_size, total = block * (size_t) size;
+
+    /* Beyond the engine's packet numbering: every rank sees the same sizes, so all fall back. */
+    if (total / m->transport.packet_size >= NICOLL_ALLGATHER_MAX_PACKETS) {
+        ++mca_coll_nicoll_component.stats.coll[NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER]
+              .fallbacks;
+        return NULL == request
+                   ? m->previous_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm,
+                                           m->previous_allgather_module)
+                   : m->previous_iallgather(sbuf, scount, stype, rbuf, rcount, rtype, comm,
+                                            request, m->previous_iallgather_module);
+    }
+
+    nicoll_request_t on_stack;
+    nicoll_request_t *req = nicoll_request_new(
+        m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, NULL == request, &on_stack);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->bytes = total;
+    nicsim_status_t s = m->transport.error;
+    if (NICSIM_OK == s && block > 0) {
+        ptrdiff_t lb, extent;
+        ompi_datatype_get_extent(rtype, &lb, &extent);
+        void *own = (char *) rbuf + (ptrdiff_t) rank * rcount * extent; /* rank's block, in place */
+        unsigned char *flat = nicoll_data_start(rbuf, rtype);
+        const bool contiguous = nicoll_contiguous(rtype, (size_t) rcount * size);
+        if (!contiguous) {
+            flat = req->packed = malloc(total);
+            req->unpack_to = rbuf;
+            req->unpack_count = (size_t) rcount * size;
+            req->unpack_type = rtype;
+        }
+        if (NULL == flat) {
+            s = NICSIM_ERR_NO_MEMORY;
+        } else if (MPI_IN_PLACE != sbuf || !contiguous) {
+            const bool packed_ok =
+                MPI_IN_PLACE == sbuf
+                    ? OMPI_SUCCESS == nicoll_pack(own, rcount, rtype, flat + rank * block, block)
+                    : OMPI_SUCCESS == nicoll_pack(sbuf, scount, stype, flat + rank * block, block);
+            s = packed_ok ? NICSIM_OK : NICSIM_ERR_INVALID;
+        }
+        if (NICSIM_OK == s) {
+            /* auto: recursive doubling, whose log N steps carry combined packets. */
+            const int algorithm = NICOLL_AUTO == mca_coll_nicoll_component.allgather_algorithm
+                                      ? 0
+                                      : mca_coll_nicoll_component.allgather_algorithm;
+            s = nicsim_allgather_post(m->transport.group, algorithm, flat, block,
+                                      m->transport.packet_size, &req->engine);
+        }
+    }
+    return nicoll_start(req, s, request);
+}
+
+int nicoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
+                     int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
+                     mca_coll_base_module_t *module)
+{
+    return allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, NULL,
+                     (nicoll_module_t *) module);
+}
+
+int nicoll_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
+                      int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
+                      ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    return allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm, request,
+                     (nicoll_module_t *) module);
+}

@@ -1,0 +1,64 @@
+/* MPI_Bcast and MPI_Ibcast through the engine: a k-binomial (or binomial, binary, chain) tree,
+ * packets forwarded as they arrive. */
+#include "coll_nicoll.h"
+
+#include <stdlib.h>
+
+#include "ompi/mca/pml/pml.h"
+
+static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
+                 struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
+{
+    const nicoll_component_t *c = &mca_coll_nicoll_component;
+    const nicoll_coll_t coll = NULL == request ? NICOLL_BCAST : NICOLL_IBCAST;
+    size_t type_size;
+    ompi_datatype_type_size(type, &type_size);
+    const size_t bytes = (size_t) count * type_size;
+
+    nicoll_request_t on_stack;
+    nicoll_request_t *req = nicoll_request_new(m, coll, NULL == request, &on_stack);
+    if (NULL == req) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    req->bytes = bytes;
+    nicsim_status_t s = m->transport.error;
+    if (NICSIM_OK == s && bytes > 0) { /* matching signatures: every rank agrees on 0 */
+        const int rank = ompi_comm_rank(comm);
+        void *flat = nicoll_data_start(buf, type);
+        if (!nicoll_contiguous(type, count)) {
+            flat = req->packed = malloc(bytes);
+            if (NULL == flat) {
+                s = NICSIM_ERR_NO_MEMORY;
+            } else if (rank == root) {
+                s = OMPI_SUCCESS == nicoll_pack(buf, count, type, flat, bytes) ? NICSIM_OK
+                                                                                 : NICSIM_ERR_INVALID;
+            } else {
+                req->unpack_to = buf;
+                req->unpack_count = count;
+                req->unpack_type = type;
+            }
+        }
+        if (NICSIM_OK == s) {
+            const int algorithm = NICOLL_AUTO == c->bcast_algorithm
+                                      ? nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial")
+                                      : c->bcast_algorithm;
+            s = nicsim_bcast_post(m->transport.group, algorithm,
+                                  NICOLL_AUTO == c->bcast_k ? 0 : c->bcast_k, root, flat, bytes,
+                                  m->transport.packet_size, &req->engine);
+        }
+    }
+    return nicoll_start(req, s, request);
+}
+
+int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
+                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    return bcast(buf, count, type, root, comm, NULL, (nicoll_module_t *) module);
+}
+
+int nicoll_ibcast(void *buf, int count, struct ompi_datatype_t *type, int root,
+                  struct ompi_communicator_t *comm, ompi_request_t **request,
+                  mca_coll_base_module_t *module)
+{
+    return bcast(buf, count, type, root, comm, request, (nicoll_module_t *) module);
+}

@@ -1,0 +1,61 @@
+/*
+ * The engine moves flat runs of bytes. A (count, datatype) that is one contiguous run is handed
+ * over in place; any other is packed into a flat buffer first (or unpacked from one after) with
+ * Open MPI's convertor, in the packed representation every rank of a homogeneous job shares, so
+ * send and receive types with different layouts but matching signatures meet byte for byte.
+ */
+#include "coll_nicoll.h"
+
+#include "opal/datatype/opal_convertor.h"
+
+bool nicoll_contiguous(const struct ompi_datatype_t *type, size_t count)
+{
+    /* Contiguous for two elements means contiguous for any number: the extent equals the size. */
+    return ompi_datatype_is_contiguous_memory_layout(type, count > 1 ? 2 : (int32_t) count);
+}
+
+void *nicoll_data_start(const void *buf, const struct ompi_datatype_t *type)
+{
+    return (char *) buf + type->super.true_lb;
+}
+
+int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *type, void *out,
+                size_t bytes)
+{
+    opal_convertor_t convertor;
+    struct iovec iov = {.iov_base = out, .iov_len = bytes};
+    uint32_t iov_count = 1;
+    size_t max_data = bytes;
+
+    OBJ_CONSTRUCT(&convertor, opal_convertor_t);
+    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &type->super,
+                                                      count, buf, 0, &convertor);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_convertor_pack(&convertor, &iov, &iov_count, &max_data) < 0 || max_data != bytes
+                 ? OMPI_ERROR
+                 : OMPI_SUCCESS;
+    }
+    OBJ_DESTRUCT(&convertor);
+    return rc;
+}
+
+int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
+                  const struct ompi_datatype_t *type)
+{
+    opal_convertor_t convertor;
+    struct iovec iov = {.iov_base = (void *) in, .iov_len = bytes};
+    uint32_t iov_count = 1;
+    size_t max_data = bytes;
+
+    OBJ_CONSTRUCT(&convertor, opal_convertor_t);
+    int rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &type->super,
+                                                      count, buf, 0, &convertor);
+    if (OPAL_SUCCESS == rc) {
+        rc = opal_convertor_unpack(&convertor, &iov, &iov_count, &max_data) < 0 ||
+                     max_data != bytes
+                 ? OMPI_ERROR
+                 : OMPI_SUCCESS;
+    }
+    OBJ_DESTRUCT(&convertor);
+    return rc;
+}

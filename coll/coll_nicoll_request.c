@@ -1,0 +1,179 @@
+/*
+ * Collectives in flight. A blocking call waits for its engine request here, polling its
+ * transport and Open MPI's progress engine in turn. A nonblocking call becomes an MPI request on
+ * a list that nicoll's progress callback (registered with opal_progress while the list is not
+ * empty, as libnbc does) walks: it polls each request's transport and completes what is done, in
+ * whatever order that happens.
+ */
+#include "coll_nicoll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/runtime/opal_progress.h"
+
+static nicoll_request_t *active_head; /* nonblocking requests in flight, oldest first */
+static nicoll_request_t **active_tail = &active_head;
+static bool progressing; /* the callback does not re-enter itself */
+
+static int request_free(ompi_request_t **request)
+{
+    nicoll_request_t *req = (nicoll_request_t *) *request;
+    if (!REQUEST_COMPLETE(&req->super)) {
+        return MPI_ERR_REQUEST; /* erroneous for a collective in flight (MPI 4.1 §6.12) */
+    }
+    req->super.req_state = OMPI_REQUEST_INVALID;
+    OBJ_RELEASE(req);
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int request_cancel(ompi_request_t *request, int complete)
+{
+    (void) request;
+    (void) complete;
+    return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
+}
+
+OBJ_CLASS_INSTANCE(nicoll_request_t, ompi_request_t, NULL, NULL);
+
+nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, bool blocking,
+                                     nicoll_request_t *on_stack)
+{
+    nicoll_request_t *req = on_stack;
+    if (blocking) {
+        /* A blocking call never shows its request to MPI: only nicoll's fields are used. */
+        memset(req, 0, sizeof(*req));
+    } else {
+        req = OBJ_NEW(nicoll_request_t);
+        if (NULL == req) {
+            return NULL;
+        }
+        OMPI_REQUEST_INIT(&req->super, false);
+        req->super.req_type = OMPI_REQUEST_COLL;
+        req->super.req_state = OMPI_REQUEST_ACTIVE;
+        req->super.req_free = request_free;
+        req->super.req_cancel = request_cancel;
+        req->next = NULL;
+        req->engine = NULL;
+        req->packed = NULL;
+        req->unpack_to = NULL;
+    }
+    req->module = m;
+    req->coll = coll;
+    req->bytes = 0;
+    return req;
+}
+
+void nicoll_request_cleanup(nicoll_request_t *req)
+{
+    if (NULL != req->engine) {
+        nicsim_request_free(req->engine);
+        req->engine = NULL;
+    }
+    free(req->packed);
+    req->packed = NULL;
+}
+
+/* The engine is done with the request: unpack, count, release. */
+static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s)
+{
+    nicoll_transport_t *t = &req->module->transport;
+    if (NICSIM_OK == s && NULL != req->unpack_to &&
+        OMPI_SUCCESS != nicoll_unpack(req->packed, req->bytes, req->unpack_to, req->unpack_count,
+                                      req->unpack_type)) {
+        s = NICSIM_ERR_INVALID;
+    }
+    nicoll_request_cleanup(req);
+    if (NICSIM_OK == s) {
+        nicoll_coll_stats_t *c = &mca_coll_nicoll_component.stats.coll[req->coll];
+        ++c->calls;
+        c->bytes += req->bytes;
+        nicoll_transport_count(t);
+    }
+    NICOLL_VERBOSE(20, "%s on %s (cid %u): %zu bytes, %s", nicoll_coll_names[req->coll],
+                   t->comm->c_name, (unsigned) t->comm->c_contextid, req->bytes,
+                   nicsim_status_string(s));
+    return s;
+}
+
+static nicsim_status_t test(nicoll_request_t *req)
+{
+    if (NULL == req->engine) {
+        return NICSIM_OK;
+    }
+    nicsim_status_t s = nicsim_request_test(req->engine);
+    if (NICSIM_IN_PROGRESS == s) {
+        s = nicoll_transport_poll(&req->module->transport);
+        if (NICSIM_OK == s) {
+            s = nicsim_request_test(req->engine);
+        }
+    }
+    return s;
+}
+
+static int progress(void)
+{
+    if (progressing) {
+        return 0;
+    }
+    progressing = true;
+    int completed = 0;
+    for (nicoll_request_t **link = &active_head; NULL != *link;) {
+        nicoll_request_t *req = *link;
+        nicsim_status_t s = test(req);
+        if (NICSIM_IN_PROGRESS == s) {
+            link = &req->next;
+            continue;
+        }
+        *link = req->next;
+        if (active_tail == &req->next) {
+            active_tail = link;
+        }
+        s = finish(req, s);
+        req->super.req_status.MPI_ERROR =
+            NICSIM_OK == s ? OMPI_SUCCESS
+                           : nicoll_error(req->module->transport.comm, nicoll_coll_names[req->coll], s);
+        ompi_request_complete(&req->super, true);
+        ++completed;
+    }
+    if (NULL == active_head) {
+        opal_progress_unregister(progress);
+    }
+    progressing = false;
+    return completed;
+}
+
+int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
+{
+    struct ompi_communicator_t *comm = req->module->transport.comm;
+    const char *name = nicoll_coll_names[req->coll];
+    if (NICSIM_OK != posted) {
+        nicoll_request_cleanup(req);
+        if (NULL != request) {
+            OBJ_RELEASE(req);
+        }
+        return nicoll_error(comm, name, posted);
+    }
+    if (NULL == request) {
+        nicsim_status_t s;
+        while (NICSIM_IN_PROGRESS == (s = test(req))) {
+            opal_progress();
+        }
+        s = finish(req, s);
+        return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
+    }
+    *request = &req->super;
+    if (NULL == req->engine) { /* nothing to communicate: complete at once */
+        finish(req, NICSIM_OK);
+        req->super.req_status.MPI_ERROR = OMPI_SUCCESS;
+        ompi_request_complete(&req->super, true);
+        return OMPI_SUCCESS;
+    }
+    if (NULL == active_head) {
+        opal_progress_register(progress);
+    }
+    *active_tail = req;
+    active_tail = &req->next;
+    return OMPI_SUCCESS;
+}

@@ -1,0 +1,56 @@
+// A broadcast executing a plan::Tree on one rank's NIC, first packet first served (seed 002
+// §3.1, seed 000 §3): the message is cut into packets of at most `mtu` bytes, the root sends
+// packet 0 to each child in the tree's order, then packet 1, and so on, and every other rank
+// forwards each packet to its children the moment it arrives. Credits (tx_queue.h) pace it.
+//
+// The message buffer is the user's (or a packed copy): the root sends from it, every other rank
+// places each packet at its offset in it and forwards from there, so a byte is written once per
+// rank and never copied by the NIC. An empty buffer models time only: packets go out with empty
+// payloads and headers that announce the bytes they would carry.
+//
+// Packet encoding: kind bcast, seq the collective, step the packet's index, origin the root,
+// flags kLastPacket on the last; payload bytes [step * mtu, min(bytes, (step + 1) * mtu)) of the
+// message. An empty message is one packet without payload. A rank takes packets only from its
+// parent and in order, as every fabric delivers one sender's packets.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "nic/operation.h"
+#include "nic/tx_queue.h"
+#include "plan/tree.h"
+
+namespace nicsim::nic {
+
+// The encoding's limit: the packet index is 32 bits.
+constexpr std::uint64_t kBcastMaxPackets = std::uint64_t{1} << 32;
+
+class BcastOp final : public Operation {
+public:
+    // `tree` spans the group, is labelled with ranks and outlives the op; `message` is empty or
+    // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets.
+    BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
+            std::span<std::byte> message, TxQueue& tx, CollectiveStats& stats);
+
+    Status start() override;
+    Status on_packet(Rank src, const PacketHeader& header,
+                     std::span<const std::byte> payload) override;
+
+private:
+    // Sends packet `index` to every child.
+    Status send_down(std::uint64_t index);
+
+    Seq seq_;
+    Rank rank_;
+    const plan::Tree& tree_;
+    std::uint64_t bytes_;
+    std::uint32_t mtu_;
+    std::span<std::byte> message_;
+    TxQueue& tx_;
+    CollectiveStats& stats_;
+    std::uint64_t packets_;
+    std::uint64_t next_ = 0;  // the next packet this rank expects from its parent
+};
+
+}  // namespace nicsim::nic
