@@ -99,6 +99,9 @@ typedef struct nicoll_transport {
     size_t slot_bytes;      /* header + packet_size */
     int recv_slots;         /* credits x (size - 1): a buffer for every packet a peer may send */
     int send_slots;
+    int credits;            /* the flow-control window per peer */
+    bool starting;          /* gathering locality for the group: collectives go to the previous
+                             * component (its allgather may call our bcast) */
     unsigned char *buffers; /* recv_slots receive buffers, then send_slots send buffers */
     bool receiving;         /* receives posted (lazily, at the first collective) */
     int recv_head;          /* oldest posted receive: packets are taken in posting order */
@@ -108,7 +111,8 @@ typedef struct nicoll_transport {
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
- * with that error on this rank instead of running elsewhere while its peers run nicoll. */
+ * with that error on this rank instead of running elsewhere while its peers run nicoll. The
+ * engine group is made by nicoll_transport_ready(), at the first collective. */
 nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communicator_t *comm);
 void nicoll_transport_fini(nicoll_transport_t *t);
 /* Hands arrived packets to the engine and offers it the transport again; NICSIM_OK or the
@@ -116,6 +120,8 @@ void nicoll_transport_fini(nicoll_transport_t *t);
 nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
+
+struct nicoll_module;
 
 typedef struct nicoll_module {
     mca_coll_base_module_t super;
@@ -139,6 +145,14 @@ typedef struct nicoll_module {
 } nicoll_module_t;
 
 OBJ_CLASS_DECLARATION(nicoll_module_t);
+
+/* Called by every collective first: makes the engine group at the communicator's first nicoll
+ * collective (gathering every rank's locality for the trees' order, coll_nicoll_locality.c).
+ * NICSIM_OK, or the error that keeps the communicator from running nicoll collectives. */
+nicsim_status_t nicoll_transport_ready(nicoll_module_t *m);
+/* Writes the communicator's ranks in locality order, the same on every rank, using the previous
+ * component's allgather (a collective call). */
+int nicoll_locality_order(nicoll_module_t *m, int *order);
 
 /*
  * One collective in flight: the engine request, and what to do with the user's buffer when it

@@ -35,7 +35,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->bytes = total;
-    nicsim_status_t s = m->transport.error;
+    nicsim_status_t s = nicoll_transport_ready(m);
     if (NICSIM_OK == s && block > 0) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_extent(rtype, &lb, &extent);

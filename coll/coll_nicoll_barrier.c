@@ -15,7 +15,7 @@ static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, n
     const int algorithm = NICOLL_AUTO == mca_coll_nicoll_component.barrier_algorithm
                               ? 0
                               : mca_coll_nicoll_component.barrier_algorithm;
-    nicsim_status_t s = m->transport.error;
+    nicsim_status_t s = nicoll_transport_ready(m);
     if (NICSIM_OK == s) {
         s = nicsim_barrier_post(m->transport.group, algorithm, &req->engine);
     }
@@ -24,7 +24,11 @@ static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, n
 
 int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    return barrier(comm, NULL, (nicoll_module_t *) module);
+    nicoll_module_t *m = (nicoll_module_t *) module;
+    if (m->transport.starting) { /* the previous allgather gathering locality, on every rank */
+        return m->previous_barrier(comm, m->previous_barrier_module);
+    }
+    return barrier(comm, NULL, m);
 }
 
 int nicoll_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,

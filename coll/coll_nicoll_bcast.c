@@ -21,7 +21,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     req->bytes = bytes;
-    nicsim_status_t s = m->transport.error;
+    nicsim_status_t s = nicoll_transport_ready(m);
     if (NICSIM_OK == s && bytes > 0) { /* matching signatures: every rank agrees on 0 */
         const int rank = ompi_comm_rank(comm);
         void *flat = nicoll_data_start(buf, type);
@@ -53,7 +53,11 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
 int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    return bcast(buf, count, type, root, comm, NULL, (nicoll_module_t *) module);
+    nicoll_module_t *m = (nicoll_module_t *) module;
+    if (m->transport.starting) { /* the previous allgather gathering locality, on every rank */
+        return m->previous_bcast(buf, count, type, root, comm, m->previous_bcast_module);
+    }
+    return bcast(buf, count, type, root, comm, NULL, m);
 }
 
 int nicoll_ibcast(void *buf, int count, struct ompi_datatype_t *type, int root,

@@ -17,6 +17,7 @@
  */
 #include "coll_nicoll.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,11 +112,42 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     t->buffers = malloc((size_t) (t->recv_slots + t->send_slots) * t->slot_bytes);
     t->recv = calloc(t->recv_slots, sizeof(*t->recv));
     t->send = calloc(t->send_slots, sizeof(*t->send));
+    t->credits = credits;
+    t->error = NULL == t->buffers || NULL == t->recv || NULL == t->send ? NICSIM_ERR_NO_MEMORY
+                                                                         : NICSIM_OK;
+    return t->error;
+}
+
+nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
+{
+    nicoll_transport_t *t = &m->transport;
+    if (NULL != t->group || NICSIM_OK != t->error) {
+        return t->error;
+    }
+    const int size = ompi_comm_size(t->comm);
+    int *order = malloc((size_t) size * sizeof(*order));
+    if (NULL == order) {
+        return t->error = NICSIM_ERR_NO_MEMORY;
+    }
+    /* Without a previous allgather (on every rank alike) the trees use rank order. */
+    t->starting = true;
+    int rc = NULL == m->previous_allgather ? OMPI_SUCCESS : nicoll_locality_order(m, order);
+    t->starting = false;
     nicsim_transport_t ops = {.context = t, .send = send_packet};
-    nicsim_group_config_t config = {.credits = credits, .order = NULL};
-    t->error = NULL == t->buffers || NULL == t->recv || NULL == t->send
-                   ? NICSIM_ERR_NO_MEMORY
-                   : nicsim_group_create(ompi_comm_rank(comm), size, &ops, &config, &t->group);
+    nicsim_group_config_t config = {.credits = t->credits,
+                                    .order = NULL == m->previous_allgather ? NULL : order};
+    t->error = OMPI_SUCCESS != rc
+                   ? NICSIM_ERR_TRANSPORT
+                   : nicsim_group_create(ompi_comm_rank(t->comm), size, &ops, &config, &t->group);
+    if (NICSIM_OK == t->error && NULL != config.order && size <= 64) {
+        char line[64 * 8] = "";
+        for (int i = 0, used = 0; i < size; ++i) {
+            used += snprintf(line + used, sizeof(line) - used, " %d", order[i]);
+        }
+        NICOLL_VERBOSE(10, "communicator %s (cid %u): ranks in locality order:%s",
+                       t->comm->c_name, (unsigned) t->comm->c_contextid, line);
+    }
+    free(order);
     return t->error;
 }
 
