@@ -31,6 +31,13 @@ BEGIN_C_DECLS
 #define NICOLL_TAG_FIRST (-2)
 #define NICOLL_TAG_LAST (-6)
 #define NICOLL_TAG_PACKET NICOLL_TAG_FIRST
+#define NICOLL_TAG_PAYLOAD (-3)
+
+/* Payloads up to this size travel inline, in one PML message with their header, copied through
+ * the transport's slots (within vader's 4 KiB eager limit with the PML's own header); larger ones
+ * go as a second message straight from the collective's buffer into the receiver's (see
+ * coll_nicoll_transport.c). */
+#define NICOLL_INLINE_BYTES 4000
 
 /* The collectives nicoll provides, in the order of the stats table. */
 typedef enum nicoll_coll {
@@ -96,7 +103,8 @@ typedef struct nicoll_transport {
     nicsim_group_t *group;
     nicsim_status_t error;  /* set once the group cannot go on; every later collective fails */
     size_t packet_size;     /* payload bytes per packet */
-    size_t slot_bytes;      /* header + packet_size */
+    size_t inline_bytes;    /* payloads up to this size travel inline */
+    size_t slot_bytes;      /* header + inline_bytes */
     int recv_slots;         /* credits x (size - 1): a buffer for every packet a peer may send */
     int send_slots;
     int credits;            /* the flow-control window per peer */
@@ -107,6 +115,14 @@ typedef struct nicoll_transport {
     int recv_head;          /* oldest posted receive: packets are taken in posting order */
     ompi_request_t **recv;  /* [recv_slots], NULL: not posted */
     ompi_request_t **send;  /* [send_slots], NULL: free */
+    /* payloads sent apart from their headers, straight from the collectives' buffers */
+    ompi_request_t **payload_sends;
+    int payload_sends_used, payload_sends_size;
+    /* the payload of the packet at the head of the ring, being received apart */
+    ompi_request_t *payload_recv;
+    void *payload_at;      /* where: the collective's buffer, or payload_copy */
+    void *payload_copy;    /* memory of our own when the engine had no place for it */
+    size_t payload_bytes;
     nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
 } nicoll_transport_t;
 
@@ -118,6 +134,9 @@ void nicoll_transport_fini(nicoll_transport_t *t);
 /* Hands arrived packets to the engine and offers it the transport again; NICSIM_OK or the
  * error that broke the group (also left in t->error). */
 nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
+/* Whether every payload sent in place has left: only then may a collective whose buffer it lies
+ * in complete. */
+bool nicoll_transport_sent(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
 

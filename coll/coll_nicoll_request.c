@@ -97,16 +97,22 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s)
     return s;
 }
 
+/* NICSIM_OK once the engine is done with the request and every payload the transport sent from
+ * the collective's buffer in place has left. */
 static nicsim_status_t test(nicoll_request_t *req)
 {
     if (NULL == req->engine) {
         return NICSIM_OK;
     }
+    nicoll_transport_t *t = &req->module->transport;
     nicsim_status_t s = nicsim_request_test(req->engine);
-    if (NICSIM_IN_PROGRESS == s) {
-        s = nicoll_transport_poll(&req->module->transport);
+    if (NICSIM_IN_PROGRESS == s || (NICSIM_OK == s && !nicoll_transport_sent(t))) {
+        s = nicoll_transport_poll(t);
         if (NICSIM_OK == s) {
             s = nicsim_request_test(req->engine);
+        }
+        if (NICSIM_OK == s && !nicoll_transport_sent(t)) {
+            s = NICSIM_IN_PROGRESS;
         }
     }
     return s;

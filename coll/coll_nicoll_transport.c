@@ -14,6 +14,17 @@
  * Sends: the engine's send callback copies the packet into a free send slot and starts a
  * nonblocking send. With every slot busy it answers NICSIM_ERR_AGAIN and the engine keeps the
  * packet in its transmit queue until nicsim_group_progress() offers it again.
+ *
+ * Large payloads (over NICOLL_INLINE_BYTES) are not copied: the slot carries the header alone,
+ * and the payload follows as a second message, tag NICOLL_TAG_PAYLOAD, sent straight from the
+ * collective's buffer. The receiver, finding a bare header at the head of its ring, asks the
+ * engine where the payload belongs (nicsim_group_place: at its offset in the user's buffer, when
+ * the collective is posted) and receives it there, so the PML moves the bytes once, as it would
+ * for a plain send and receive (with CMA, one copy from process to process). Both messages of a
+ * packet leave together and the PML keeps each sender's messages of a tag in order, so payloads
+ * match the headers taken from the ring; the ring waits at a header until its payload is in, so
+ * the engine still sees every sender's packets in order. A collective whose payloads were sent
+ * in place completes only once they have left (nicoll_transport_sent).
  */
 #include "coll_nicoll.h"
 
@@ -61,14 +72,51 @@ static nicsim_status_t post_recv(nicoll_transport_t *t, int slot)
     return s;
 }
 
+/* Sends a payload in place, apart from its header. */
+static nicsim_status_t send_payload(nicoll_transport_t *t, int dst, const void *payload,
+                                    size_t bytes)
+{
+    if (t->payload_sends_used == t->payload_sends_size) {
+        int size = t->payload_sends_size ? 2 * t->payload_sends_size : 16;
+        ompi_request_t **grown = realloc(t->payload_sends, size * sizeof(*grown));
+        if (NULL == grown) {
+            return NICSIM_ERR_NO_MEMORY;
+        }
+        t->payload_sends = grown;
+        t->payload_sends_size = size;
+    }
+    ompi_request_t **req = &t->payload_sends[t->payload_sends_used];
+    nicsim_status_t s = pml_status(MCA_PML_CALL(isend((void *) payload, bytes, MPI_BYTE, dst,
+                                                      NICOLL_TAG_PAYLOAD,
+                                                      MCA_PML_BASE_SEND_STANDARD, t->comm, req)));
+    if (NICSIM_OK == s) {
+        ++t->payload_sends_used;
+    }
+    /* The header has left: its payload cannot be offered again later. */
+    return NICSIM_ERR_AGAIN == s ? NICSIM_ERR_TRANSPORT : s;
+}
+
+bool nicoll_transport_sent(nicoll_transport_t *t)
+{
+    int kept = 0;
+    for (int i = 0; i < t->payload_sends_used; ++i) {
+        ompi_request_t **req = &t->payload_sends[i];
+        if (!REQUEST_COMPLETE(*req)) {
+            t->payload_sends[kept++] = *req;
+        } else if (MPI_SUCCESS != release(req) && NICSIM_OK == t->error) {
+            t->error = NICSIM_ERR_TRANSPORT;
+        }
+    }
+    t->payload_sends_used = kept;
+    return 0 == kept;
+}
+
 static nicsim_status_t send_packet(void *context, int dst, const void *header, const void *payload,
                                    size_t payload_bytes)
 {
     nicoll_transport_t *t = context;
-    const size_t bytes = NICSIM_HEADER_BYTES + payload_bytes;
-    if (bytes > t->slot_bytes) {
-        return NICSIM_ERR_INVALID;
-    }
+    const bool apart = payload_bytes > t->inline_bytes;
+    const size_t bytes = NICSIM_HEADER_BYTES + (apart ? 0 : payload_bytes);
     for (int slot = 0; slot < t->send_slots; ++slot) {
         ompi_request_t **req = &t->send[slot];
         if (NULL != *req) {
@@ -81,19 +129,19 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
         }
         unsigned char *out = send_buffer(t, slot);
         memcpy(out, header, NICSIM_HEADER_BYTES);
-        if (payload_bytes > 0) {
+        if (payload_bytes > 0 && !apart) {
             memcpy(out + NICSIM_HEADER_BYTES, payload, payload_bytes);
         }
         nicsim_status_t s = pml_status(MCA_PML_CALL(isend(out, bytes, MPI_BYTE, dst,
                                                           NICOLL_TAG_PACKET,
                                                           MCA_PML_BASE_SEND_STANDARD, t->comm,
                                                           req)));
-        if (NICSIM_OK == s) {
-            ++mca_coll_nicoll_component.stats.packets_sent;
-        } else {
+        if (NICSIM_OK != s) {
             *req = NULL;
+            return s;
         }
-        return s;
+        ++mca_coll_nicoll_component.stats.packets_sent;
+        return apart ? send_payload(t, dst, payload, payload_bytes) : NICSIM_OK;
     }
     return NICSIM_ERR_AGAIN;
 }
@@ -105,7 +153,8 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     memset(t, 0, sizeof(*t));
     t->comm = comm;
     t->packet_size = nicoll_packet_size();
-    t->slot_bytes = NICSIM_HEADER_BYTES + t->packet_size;
+    t->inline_bytes = t->packet_size < NICOLL_INLINE_BYTES ? t->packet_size : NICOLL_INLINE_BYTES;
+    t->slot_bytes = NICSIM_HEADER_BYTES + t->inline_bytes;
     t->recv_slots = credits * (size - 1);
     /* As many sends in flight as a root of a chain or a binomial tree's top keeps busy. */
     t->send_slots = credits < 4 ? 4 * credits : 16;
@@ -171,6 +220,17 @@ void nicoll_transport_fini(nicoll_transport_t *t)
             ompi_request_wait(&t->send[i], MPI_STATUS_IGNORE);
         }
     }
+    for (int i = 0; i < t->payload_sends_used; ++i) {
+        ompi_request_wait(&t->payload_sends[i], MPI_STATUS_IGNORE);
+    }
+    if (NULL != t->payload_recv) { /* only after an error: the ranks no longer agree */
+        ompi_request_cancel(t->payload_recv);
+        ompi_request_wait(&t->payload_recv, MPI_STATUS_IGNORE);
+    }
+    free(t->payload_sends);
+    free(t->payload_copy);
+    t->payload_sends = NULL;
+    t->payload_copy = NULL;
     nicsim_group_free(t->group);
     t->group = NULL;
     free(t->buffers);
@@ -178,6 +238,41 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     free(t->send);
     t->buffers = NULL;
     t->recv = t->send = NULL;
+}
+
+/* The head slot holds a bare header: receive its payload apart, where the engine says. */
+static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const void *header)
+{
+    void *at;
+    nicsim_status_t s = nicsim_group_place(t->group, src, header, &at, &t->payload_bytes);
+    if (NICSIM_OK != s || 0 == t->payload_bytes) {
+        return s; /* a header-only packet: nothing follows */
+    }
+    if (NULL == at) {
+        at = t->payload_copy = malloc(t->payload_bytes);
+        if (NULL == at) {
+            return NICSIM_ERR_NO_MEMORY;
+        }
+    }
+    t->payload_at = at;
+    return pml_status(MCA_PML_CALL(irecv(at, t->payload_bytes, MPI_BYTE, src, NICOLL_TAG_PAYLOAD,
+                                         t->comm, &t->payload_recv)));
+}
+
+/* Hands the head slot's packet to the engine, reposts the slot and moves the head on. */
+static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *payload,
+                                    size_t payload_bytes)
+{
+    const int slot = t->recv_head;
+    nicsim_status_t delivered =
+        nicsim_group_deliver(t->group, src, recv_buffer(t, slot), payload, payload_bytes);
+    free(t->payload_copy);
+    t->payload_copy = NULL;
+    if (NICSIM_OK != post_recv(t, slot)) {
+        return NICSIM_ERR_TRANSPORT;
+    }
+    t->recv_head = (slot + 1) % t->recv_slots;
+    return delivered;
 }
 
 static nicsim_status_t poll(nicoll_transport_t *t)
@@ -190,21 +285,35 @@ static nicsim_status_t poll(nicoll_transport_t *t)
         }
         t->receiving = true;
     }
-    while (t->recv_slots > 0 && REQUEST_COMPLETE(t->recv[t->recv_head])) {
-        int slot = t->recv_head;
-        int src = t->recv[slot]->req_status.MPI_SOURCE;
-        size_t bytes = t->recv[slot]->req_status._ucount;
-        if (MPI_SUCCESS != release(&t->recv[slot])) {
-            return NICSIM_ERR_TRANSPORT;
+    for (;;) {
+        nicsim_status_t s = NICSIM_OK;
+        if (NULL != t->payload_recv) {
+            if (!REQUEST_COMPLETE(t->payload_recv)) {
+                break;
+            }
+            const int src = t->payload_recv->req_status.MPI_SOURCE;
+            if (MPI_SUCCESS != release(&t->payload_recv)) {
+                return NICSIM_ERR_TRANSPORT;
+            }
+            s = deliver_head(t, src, t->payload_at, t->payload_bytes);
+        } else if (t->recv_slots > 0 && REQUEST_COMPLETE(t->recv[t->recv_head])) {
+            const unsigned char *packet = recv_buffer(t, t->recv_head);
+            const int src = t->recv[t->recv_head]->req_status.MPI_SOURCE;
+            const size_t bytes = t->recv[t->recv_head]->req_status._ucount;
+            if (MPI_SUCCESS != release(&t->recv[t->recv_head]) || bytes < NICSIM_HEADER_BYTES) {
+                return NICSIM_ERR_TRANSPORT;
+            }
+            ++mca_coll_nicoll_component.stats.packets_received;
+            const size_t inline_bytes = bytes - NICSIM_HEADER_BYTES;
+            s = 0 == inline_bytes ? receive_payload(t, src, packet) : NICSIM_OK;
+            if (NICSIM_OK == s && NULL == t->payload_recv) {
+                s = deliver_head(t, src, packet + NICSIM_HEADER_BYTES, inline_bytes);
+            }
+        } else {
+            break;
         }
-        ++mca_coll_nicoll_component.stats.packets_received;
-        nicsim_status_t delivered = nicsim_group_deliver(t->group, src, recv_buffer(t, slot), bytes);
-        if (NICSIM_OK != post_recv(t, slot)) {
-            return NICSIM_ERR_TRANSPORT;
-        }
-        t->recv_head = (slot + 1) % t->recv_slots;
-        if (NICSIM_OK != delivered) {
-            return delivered;
+        if (NICSIM_OK != s) {
+            return s;
         }
     }
     nicsim_status_t s = nicsim_group_progress(t->group);

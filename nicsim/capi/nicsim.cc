@@ -165,8 +165,10 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
     }
     return guarded([&] {
         nicsim::nic::AgentConfig agent;
-        // A real job cannot drop a packet and ask for it again: keep every early one.
+        // A real job cannot drop a packet and ask for it again: keep every early one. Its
+        // collectives keep their buffers until they complete, so payloads are sent in place.
         agent.channels.unbounded = true;
+        agent.stable_payloads = true;
         agent.credits = config->credits;
         if (config->order != nullptr) agent.order.assign(config->order, config->order + size);
         try {
@@ -186,11 +188,34 @@ void nicsim_group_stats(const nicsim_group_t* group, nicsim_group_stats_t* stats
 
 void nicsim_group_free(nicsim_group_t* group) { delete group; }
 
-nicsim_status_t nicsim_group_deliver(nicsim_group_t* group, int src, const void* packet,
-                                     size_t bytes) {
-    if (group == nullptr || (packet == nullptr && bytes != 0)) return NICSIM_ERR_INVALID;
+nicsim_status_t nicsim_group_deliver(nicsim_group_t* group, int src, const void* header,
+                                     const void* payload, size_t payload_bytes) {
+    if (group == nullptr || header == nullptr || (payload == nullptr && payload_bytes != 0)) {
+        return NICSIM_ERR_INVALID;
+    }
+    const auto h = nicsim::PacketHeader::decode_header(
+        {static_cast<const std::byte*>(header), nicsim::PacketHeader::kBytes});
+    if (!h || h->payload_bytes != payload_bytes) return NICSIM_ERR_PROTOCOL;
     return guarded([&] {
-        return group->agent.deliver(src, {static_cast<const std::byte*>(packet), bytes});
+        return group->agent.deliver(src, *h, {static_cast<const std::byte*>(payload), payload_bytes});
+    });
+}
+
+nicsim_status_t nicsim_group_place(nicsim_group_t* group, int src, const void* header, void** at,
+                                   size_t* payload_bytes) {
+    if (group == nullptr || header == nullptr || at == nullptr || payload_bytes == nullptr) {
+        return NICSIM_ERR_INVALID;
+    }
+    *at = nullptr;
+    *payload_bytes = 0;
+    const auto h = nicsim::PacketHeader::decode_header(
+        {static_cast<const std::byte*>(header), nicsim::PacketHeader::kBytes});
+    if (!h) return NICSIM_ERR_PROTOCOL;
+    *payload_bytes = h->payload_bytes;
+    return guarded([&] {
+        const auto place = group->agent.placement(src, *h);
+        if (!place.empty()) *at = place.data();
+        return Status::ok;
     });
 }
 

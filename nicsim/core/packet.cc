@@ -40,6 +40,12 @@ std::array<std::byte, PacketHeader::kBytes> PacketHeader::encode() const {
 }
 
 std::optional<PacketHeader> PacketHeader::decode(std::span<const std::byte> bytes) {
+    auto h = decode_header(bytes);
+    if (h && bytes.size() - kBytes != h->payload_bytes) return std::nullopt;
+    return h;
+}
+
+std::optional<PacketHeader> PacketHeader::decode_header(std::span<const std::byte> bytes) {
     if (bytes.size() < kBytes || get<std::uint16_t>(bytes, 0) != kMagic ||
         get<std::uint8_t>(bytes, 2) != kVersion || !known_kind(get<std::uint8_t>(bytes, 3))) {
         return std::nullopt;
@@ -52,7 +58,6 @@ std::optional<PacketHeader> PacketHeader::decode(std::span<const std::byte> byte
     h.flags = get<std::uint16_t>(bytes, 16);
     h.credits = get<std::uint16_t>(bytes, 18);
     h.payload_bytes = get<std::uint32_t>(bytes, 20);
-    if (bytes.size() - kBytes != h.payload_bytes) return std::nullopt;
     return h;
 }
 

@@ -52,6 +52,9 @@ struct PacketHeader {
     // Empty when `bytes` is too short, has a foreign magic or version, an unknown kind, or a
     // payload length that disagrees with the packet length.
     static std::optional<PacketHeader> decode(std::span<const std::byte> bytes);
+    // The header alone (the first kBytes of `bytes`), its payload carried elsewhere: empty when
+    // `bytes` is too short or has a foreign magic or version, or an unknown kind.
+    static std::optional<PacketHeader> decode_header(std::span<const std::byte> bytes);
 
     friend bool operator==(const PacketHeader&, const PacketHeader&) = default;
 };

@@ -33,7 +33,7 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
     : rank_(rank),
       size_(size),
       order_(std::move(config.order)),
-      tx_(fabric, size, config.credits),
+      tx_(fabric, size, config.credits, config.stable_payloads),
       channels_(config.channels) {
     if (order_.empty()) {
         order_.resize(size);
@@ -154,6 +154,12 @@ Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
     const Status s = slot.op->on_packet(src, header, payload);
     if (slot.status == Status::in_progress) settle(slot.seq, slot, s);  // may forget the slot
     return failed(s) ? s : Status::ok;
+}
+
+std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
+    const auto it = ops_.find(header.seq);
+    if (it == ops_.end() || it->second.status != Status::in_progress) return {};
+    return it->second.op->placement(src, header);
 }
 
 Status Agent::progress() {

@@ -19,6 +19,10 @@ namespace nicsim::nic {
 struct AgentConfig {
     ChannelConfig channels;  // where packets of collectives not yet posted are kept
     int credits = 0;         // flow-control window per peer (tx_queue.h); 0: none
+    // Payloads stay in their collectives' buffers until the collective completes, so queued
+    // packets need no copy (tx_queue.h). A real job's collectives do; the simulator's resend
+    // after completion, so it copies.
+    bool stable_payloads = false;
     // The group's ranks in locality order (ranks close in the machine next to each other), or
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
@@ -57,6 +61,11 @@ public:
     // The same, the header already decoded and the payload either payload_bytes long or, when
     // only time is modelled (the simulator), empty.
     Status deliver(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+
+    // Where the payload of the packet `header` announces belongs (Operation::placement): for a
+    // fabric that receives a payload apart from its header. Empty when its collective is not
+    // posted here yet, or the bytes go elsewhere; deliver() copies them then.
+    std::span<std::byte> placement(Rank src, const PacketHeader& header);
 
     // Offers queued packets to the fabric again: ok when none is left, in_progress while some
     // still wait, or the transport error, which fails every collective in flight.

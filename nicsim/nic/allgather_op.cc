@@ -117,6 +117,15 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
     return advance();
 }
 
+std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header) {
+    if (result_.empty() || header.kind != PacketKind::allgather) return {};
+    const auto slot = slot_of(src, header);
+    if (!slot || arrived_[step_of(header)].has(*slot)) return {};
+    const plan::Packet layout = expected(step_of(header), *slot);
+    if (layout.pieces.size() != 1 || layout.payload() != header.payload_bytes) return {};
+    return result_.subspan(layout.pieces.front().offset, layout.pieces.front().length);
+}
+
 Status AllgatherOp::on_timeout() {
     const std::size_t last = combines_ ? step_ + 1 : schedule_.size();
     for (std::size_t step = step_; step < last; ++step) {
@@ -272,12 +281,12 @@ Status AllgatherOp::send(Rank dst, PacketHeader header, const plan::Packet& layo
         const plan::ByteRange piece = layout.pieces.front();
         return tx_.send(dst, header, result_.subspan(piece.offset, piece.length));
     }
-    scratch_.clear();
+    std::vector<std::byte>& gathered = gathered_.emplace_back();
     for (const plan::ByteRange& piece : layout.pieces) {
         const auto bytes = result_.subspan(piece.offset, piece.length);
-        scratch_.insert(scratch_.end(), bytes.begin(), bytes.end());
+        gathered.insert(gathered.end(), bytes.begin(), bytes.end());
     }
-    return tx_.send(dst, header, scratch_);
+    return tx_.send(dst, header, gathered);
 }
 
 Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,
@@ -293,7 +302,10 @@ Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,
 void AllgatherOp::place(const plan::Packet& layout, std::span<const std::byte> payload) {
     if (result_.empty()) return;
     for (const plan::ByteRange& piece : layout.pieces) {
-        std::copy_n(payload.begin(), piece.length, result_.begin() + piece.offset);
+        // A payload the fabric received in place (placement()) is already there.
+        if (payload.data() != result_.data() + piece.offset) {
+            std::copy_n(payload.begin(), piece.length, result_.begin() + piece.offset);
+        }
         payload = payload.subspan(piece.length);
     }
 }

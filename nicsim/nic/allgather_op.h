@@ -55,6 +55,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <vector>
 
@@ -87,6 +88,7 @@ public:
     Status on_packet(Rank src, const PacketHeader& header,
                      std::span<const std::byte> payload) override;
     Status on_timeout() override;
+    std::span<std::byte> placement(Rank src, const PacketHeader& header) override;
 
 private:
     Status on_data(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
@@ -135,7 +137,9 @@ private:
                                       // its last timeout
     std::size_t step_ = 0;            // the first step whose receive is incomplete
     bool step_sent_ = false;          // combining: whether step_'s sends are out
-    std::vector<std::byte> scratch_;  // a combined packet's pieces, gathered
+    // Combined packets whose pieces lie apart, gathered; kept as long as the op, like every
+    // other payload it hands the fabric (Fabric::transmit).
+    std::deque<std::vector<std::byte>> gathered_;
 };
 
 }  // namespace nicsim::nic

@@ -25,15 +25,26 @@ Status BcastOp::start() {
     return Status::ok;
 }
 
+bool BcastOp::expects(Rank src, const PacketHeader& header) const {
+    if (header.kind != PacketKind::bcast || src != tree_.parent[rank_] ||
+        header.origin != tree_.root || next_ == packets_ || header.step != next_) {
+        return false;
+    }
+    const std::uint64_t offset = next_ * mtu_;
+    return header.payload_bytes == std::min<std::uint64_t>(mtu_, bytes_ - offset);
+}
+
+std::span<std::byte> BcastOp::placement(Rank src, const PacketHeader& header) {
+    if (message_.empty() || !expects(src, header)) return {};
+    return message_.subspan(next_ * mtu_, header.payload_bytes);
+}
+
 Status BcastOp::on_packet(Rank src, const PacketHeader& header,
                           std::span<const std::byte> payload) {
+    // Only the parent's next packet: the fabric keeps one sender's packets in order.
+    if (!expects(src, header)) return Status::protocol;
     const std::uint64_t offset = next_ * mtu_;
-    const std::uint64_t length = std::min<std::uint64_t>(mtu_, bytes_ - offset);
-    if (header.kind != PacketKind::bcast || src != tree_.parent[rank_] ||
-        header.origin != tree_.root || next_ == packets_ || header.step != next_ ||
-        header.payload_bytes != length) {
-        return Status::protocol;  // not this broadcast's next packet from the parent
-    }
+    const std::uint64_t length = header.payload_bytes;
     if (!message_.empty() && !payload.empty() && payload.data() != message_.data() + offset) {
         std::memcpy(message_.data() + offset, payload.data(), length);
     }

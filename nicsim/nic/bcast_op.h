@@ -36,8 +36,11 @@ public:
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
                      std::span<const std::byte> payload) override;
+    std::span<std::byte> placement(Rank src, const PacketHeader& header) override;
 
 private:
+    // Whether `header` from `src` is the next packet this rank expects.
+    bool expects(Rank src, const PacketHeader& header) const;
     // Sends packet `index` to every child.
     Status send_down(std::uint64_t index);
 

@@ -31,6 +31,13 @@ public:
     // Called while in progress, when the driver deems the packets this rank waits for overdue.
     // A collective without retransmission has nothing to do.
     virtual Status on_timeout() { return Status::in_progress; }
+    // Where the payload of the packet `header` announces belongs, if it is this collective's
+    // next packet from `src` and its bytes are one run of the collective's buffer: a fabric that
+    // receives payloads apart from headers puts it there, and on_packet() finds it in place.
+    // Empty otherwise (the fabric receives it anywhere and on_packet() copies it).
+    virtual std::span<std::byte> placement(Rank /*src*/, const PacketHeader& /*header*/) {
+        return {};
+    }
 };
 
 }  // namespace nicsim::nic

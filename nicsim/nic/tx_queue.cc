@@ -2,15 +2,28 @@
 
 namespace nicsim::nic {
 
-TxQueue::TxQueue(Fabric& fabric, Rank size, int credits)
-    : fabric_(fabric), window_(credits), peers_(credits > 0 ? size : 0, Peer{credits, 0, {}}) {}
+TxQueue::TxQueue(Fabric& fabric, Rank size, int credits, bool stable_payloads)
+    : fabric_(fabric),
+      window_(credits),
+      stable_payloads_(stable_payloads),
+      peers_(credits > 0 ? size : 0, Peer{credits, 0, {}}) {}
+
+TxQueue::Pending TxQueue::pending(Rank dst, const PacketHeader& header,
+                                  std::span<const std::byte> payload) const {
+    Pending p{dst, header, payload, {}};
+    if (!stable_payloads_) {
+        p.copy.assign(payload.begin(), payload.end());
+        p.payload = p.copy;  // the vector's storage stays put when the record moves
+    }
+    return p;
+}
 
 Status TxQueue::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     if (window_ > 0 && header.kind != PacketKind::credit) {
         Peer& peer = peers_[dst];
         if (peer.credits == 0 || !peer.blocked.empty()) {
-            peer.blocked.push_back({dst, header, {payload.begin(), payload.end()}});
+            peer.blocked.push_back(pending(dst, header, payload));
             ++blocked_count_;
             ++stalls_;
             return Status::ok;
@@ -34,7 +47,7 @@ Status TxQueue::transmit(Rank dst, PacketHeader header, std::span<const std::byt
             return error_;
         }
     }
-    ready_.push_back({dst, header, {payload.begin(), payload.end()}});
+    ready_.push_back(pending(dst, header, payload));
     return Status::ok;
 }
 

@@ -14,7 +14,10 @@
 //
 // A packet the fabric takes at once is never copied: the fabric copies what it needs, so a NIC
 // can inject the same bytes again and again (seed 001 §4.3: forwarding and resending without
-// claiming a send buffer). Only a packet that has to wait is copied into the queue.
+// claiming a send buffer). Only a packet that has to wait is copied into the queue, unless the
+// queue is told that payloads stay put (`stable_payloads`): in a real job every payload lies in
+// a collective's buffer, which outlives the collective's packets in the queue, and the fabric
+// itself may send from it in place.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +31,7 @@ namespace nicsim::nic {
 
 class TxQueue {
 public:
-    TxQueue(Fabric& fabric, Rank size, int credits = 0);
+    TxQueue(Fabric& fabric, Rank size, int credits = 0, bool stable_payloads = false);
 
     // Queues a packet and transmits what the fabric and the credits allow. `payload` is empty or
     // header.payload_bytes long (Fabric::transmit); header.credits is set here. Transport errors
@@ -54,8 +57,10 @@ private:
     struct Pending {
         Rank dst;
         PacketHeader header;
-        std::vector<std::byte> payload;
+        std::span<const std::byte> payload;  // the caller's bytes, or `copy`
+        std::vector<std::byte> copy;
     };
+    Pending pending(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) const;
     struct Peer {
         int credits = 0;                // packets this NIC may still send to the peer
         int owed = 0;                   // the peer's packets consumed here, not yet credited
@@ -68,6 +73,7 @@ private:
 
     Fabric& fabric_;
     int window_;
+    bool stable_payloads_;
     std::vector<Peer> peers_;  // empty without flow control
     std::deque<Pending> ready_;
     std::size_t blocked_count_ = 0;

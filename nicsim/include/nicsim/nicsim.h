@@ -45,10 +45,13 @@ typedef enum nicsim_collective {
 typedef struct nicsim_group nicsim_group_t;     /* one communicator's engine state on one rank */
 typedef struct nicsim_request nicsim_request_t; /* one posted collective */
 
-/* How the engine sends. A packet is its header followed by its payload (payload_bytes may be 0);
- * send() must copy both before it returns. It returns NICSIM_OK, NICSIM_ERR_AGAIN when it cannot
- * take the packet now (the engine keeps it and offers it again from nicsim_group_progress()),
- * or another error, which fails the collectives in flight. */
+/* How the engine sends. A packet is its header followed by its payload (payload_bytes may be 0).
+ * send() must copy the header before it returns. The payload lies in the buffer of the collective
+ * the packet belongs to (or in memory the engine keeps as long), so the transport may send it in
+ * place, provided it is done with it before it reports that collective complete. send() returns
+ * NICSIM_OK, NICSIM_ERR_AGAIN when it cannot take the packet now (the engine keeps it and offers
+ * it again from nicsim_group_progress()), or another error, which fails the collectives in
+ * flight. */
 typedef struct nicsim_transport {
     void *context;
     nicsim_status_t (*send)(void *context, int dst, const void *header, const void *payload,
@@ -89,9 +92,18 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
                                     const nicsim_group_config_t *config, nicsim_group_t **group);
 void nicsim_group_free(nicsim_group_t *group);
 
-/* A packet from group rank `src` arrived. The engine copies what it keeps. */
-nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void *packet,
-                                     size_t bytes);
+/* A packet from group rank `src` arrived: its header, and its payload (the bytes the header
+ * announces). The engine copies what it keeps. */
+nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void *header,
+                                     const void *payload, size_t payload_bytes);
+
+/* For a transport that carries a large payload apart from its header: the header from `src`
+ * arrived, its payload has not. Sets *payload_bytes to the payload's size and *at to where it
+ * belongs in its collective's buffer, or to NULL when it has no place yet (its collective is not
+ * posted here; receive it anywhere). Receive the payload there, then nicsim_group_deliver() the
+ * header with it. Every packet from `src` before this one must have been delivered. */
+nicsim_status_t nicsim_group_place(nicsim_group_t *group, int src, const void *header, void **at,
+                                   size_t *payload_bytes);
 
 /* Offers queued packets to the transport again. Returns NICSIM_OK when none is left,
  * NICSIM_IN_PROGRESS while some still wait, or the transport error, which fails every collective

@@ -75,9 +75,12 @@ TEST(CApi, RejectsBadArguments) {
     EXPECT_EQ(nicsim_barrier_post(group, 7, &request), NICSIM_ERR_INVALID);
     EXPECT_EQ(request, nullptr);
     EXPECT_EQ(nicsim_barrier_post(nullptr, 0, &request), NICSIM_ERR_INVALID);
-    EXPECT_EQ(nicsim_group_deliver(group, 1, nullptr, 4), NICSIM_ERR_INVALID);
-    const unsigned char junk[16] = {1, 2, 3};
-    EXPECT_EQ(nicsim_group_deliver(group, 1, junk, sizeof junk), NICSIM_ERR_PROTOCOL);
+    EXPECT_EQ(nicsim_group_deliver(group, 1, nullptr, nullptr, 0), NICSIM_ERR_INVALID);
+    const unsigned char junk[NICSIM_HEADER_BYTES] = {1, 2, 3};
+    EXPECT_EQ(nicsim_group_deliver(group, 1, junk, nullptr, 0), NICSIM_ERR_PROTOCOL);
+    void* at = nullptr;
+    size_t payload_bytes = 0;
+    EXPECT_EQ(nicsim_group_place(group, 1, junk, &at, &payload_bytes), NICSIM_ERR_PROTOCOL);
     EXPECT_EQ(nicsim_request_test(nullptr), NICSIM_ERR_INVALID);
     nicsim_request_free(nullptr);
     nicsim_group_free(group);
@@ -107,7 +110,7 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
     for (int r = 0; r < 2; ++r) {
         const auto& p = box[r].packets[0];
         EXPECT_EQ(p.dst, 1 - r);
-        ASSERT_EQ(nicsim_group_deliver(group[p.dst], r, p.bytes.data(), p.bytes.size()), NICSIM_OK);
+        ASSERT_EQ(nicsim_group_deliver(group[p.dst], r, p.bytes.data(), nullptr, 0), NICSIM_OK);
     }
     for (int r = 0; r < 2; ++r) {
         EXPECT_EQ(nicsim_request_test(request[r]), NICSIM_OK);
