@@ -119,4 +119,59 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
     }
 }
 
+TEST(CApi, ABroadcastsPayloadsArePlacedInTheReceiversBuffer) {
+    Mailbox box[2];
+    nicsim_group_t* group[2];
+    for (int r = 0; r < 2; ++r) {
+        const nicsim_transport_t transport{&box[r], post_to_mailbox};
+        const nicsim_group_config_t config{2, nullptr};
+        ASSERT_EQ(nicsim_group_create(r, 2, &transport, &config, &group[r]), NICSIM_OK);
+    }
+    const int kbinomial = nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial");
+    ASSERT_GE(kbinomial, 0);
+    std::vector<unsigned char> sent(1000), got(1000, 0xee);
+    for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<unsigned char>(i * 7);
+    nicsim_request_t* request[2];
+    ASSERT_EQ(nicsim_bcast_post(group[0], kbinomial, 0, 0, sent.data(), sent.size(), 300, &request[0]),
+              NICSIM_OK);
+    // Two credits: the root holds the other two packets back until the receiver returns some.
+    ASSERT_EQ(box[0].packets.size(), 2u);
+
+    // The first packet arrives before the receiver posts: nowhere to place it yet.
+    void* at = nullptr;
+    size_t payload_bytes = 0;
+    Mailbox::Packet first = box[0].packets[0];
+    ASSERT_EQ(nicsim_group_place(group[1], 0, first.bytes.data(), &at, &payload_bytes), NICSIM_OK);
+    EXPECT_EQ(at, nullptr);
+    EXPECT_EQ(payload_bytes, 300u);
+    ASSERT_EQ(nicsim_group_deliver(group[1], 0, first.bytes.data(),
+                                   first.bytes.data() + NICSIM_HEADER_BYTES, payload_bytes),
+              NICSIM_OK);
+    ASSERT_EQ(nicsim_bcast_post(group[1], kbinomial, 0, 0, got.data(), got.size(), 300, &request[1]),
+              NICSIM_OK);
+
+    // The others are placed at their offsets, then delivered from there.
+    for (size_t next = 1, offset = 300; offset < got.size(); ++next, offset += 300) {
+        for (const auto& credit : box[1].packets) {
+            ASSERT_EQ(nicsim_group_deliver(group[0], 1, credit.bytes.data(), nullptr, 0), NICSIM_OK);
+        }
+        box[1].packets.clear();
+        ASSERT_GT(box[0].packets.size(), next);
+        const Mailbox::Packet& p = box[0].packets[next];
+        ASSERT_EQ(nicsim_group_place(group[1], 0, p.bytes.data(), &at, &payload_bytes), NICSIM_OK);
+        ASSERT_EQ(at, got.data() + offset);
+        std::memcpy(at, p.bytes.data() + NICSIM_HEADER_BYTES, payload_bytes);
+        ASSERT_EQ(nicsim_group_deliver(group[1], 0, p.bytes.data(), at, payload_bytes), NICSIM_OK);
+    }
+    EXPECT_EQ(got, sent);
+    for (int r = 0; r < 2; ++r) {
+        EXPECT_EQ(nicsim_request_test(request[r]), NICSIM_OK);
+        nicsim_request_free(request[r]);
+    }
+    nicsim_group_stats_t stats;
+    nicsim_group_stats(group[0], &stats);
+    EXPECT_GE(stats.credit_stalls, 2u);
+    for (int r = 0; r < 2; ++r) nicsim_group_free(group[r]);
+}
+
 }  // namespace
