@@ -180,6 +180,12 @@ int nicoll_locality_order(nicoll_module_t *m, int *order);
  */
 typedef struct nicoll_request {
     ompi_request_t super;
+    /* Open MPI 4.1's MPI_I* wrappers take every collective request for coll/base's nonblocking
+     * request (ompi_coll_base_nbc_request_t) and, for derived datatypes, keep them alive in its
+     * fields after ompi_request_t until the request completes: a callback, its data and two
+     * object pointers. This is their room, zeroed as that type's constructor does. (Its header
+     * cannot be included: it needs Fortran headers Debian's libopenmpi-dev does not ship.) */
+    void *nbc_fields[4];
     struct nicoll_request *next; /* in the progress list while nonblocking and in flight */
     nicoll_module_t *module;
     nicoll_coll_t coll;

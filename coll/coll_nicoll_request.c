@@ -19,10 +19,10 @@ static bool progressing; /* the callback does not re-enter itself */
 static int request_free(ompi_request_t **request)
 {
     nicoll_request_t *req = (nicoll_request_t *) *request;
-    if (!REQUEST_COMPLETE(&req->super)) {
+    if (!REQUEST_COMPLETE(*request)) {
         return MPI_ERR_REQUEST; /* erroneous for a collective in flight (MPI 4.1 §6.12) */
     }
-    req->super.req_state = OMPI_REQUEST_INVALID;
+    (*request)->req_state = OMPI_REQUEST_INVALID;
     OBJ_RELEASE(req);
     *request = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
@@ -49,11 +49,13 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
         if (NULL == req) {
             return NULL;
         }
-        OMPI_REQUEST_INIT(&req->super, false);
-        req->super.req_type = OMPI_REQUEST_COLL;
-        req->super.req_state = OMPI_REQUEST_ACTIVE;
-        req->super.req_free = request_free;
-        req->super.req_cancel = request_cancel;
+        ompi_request_t *r = &req->super;
+        memset(req->nbc_fields, 0, sizeof(req->nbc_fields));
+        OMPI_REQUEST_INIT(r, false);
+        r->req_type = OMPI_REQUEST_COLL;
+        r->req_state = OMPI_REQUEST_ACTIVE;
+        r->req_free = request_free;
+        r->req_cancel = request_cancel;
         req->next = NULL;
         req->engine = NULL;
         req->packed = NULL;
