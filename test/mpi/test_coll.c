@@ -539,19 +539,18 @@ static int run_one(op_t *op)
 
 /* --- counts --------------------------------------------------------------------------------- */
 
-/* Send counts for a message of `unit` bytes per count: 0, 1, each packet boundary -1/0/+1 (for
- * one packet and for two, and with the packet's payload 24 bytes smaller in case the packet size
- * counts the engine's header), and `large` bytes (made odd). Returns how many. */
-#define MAX_COUNTS (2 + MAX_PACKET_SIZES * 12 + 1)
+/* Send counts for a message of `unit` bytes per count: 0, 1, each packet boundary -1/0/+1 (one
+ * packet, two packets, and one packet 24 bytes smaller in case the packet size counts the
+ * engine's header), and `large` bytes (made odd). Returns how many. */
+#define MAX_COUNTS (2 + MAX_PACKET_SIZES * 9 + 1)
 static int counts_for(size_t unit, long large, int *counts)
 {
     int n = 0;
     counts[n++] = 0;
     counts[n++] = 1;
     for (int p = 0; p < opt.n_packet_sizes; ++p) {
-        long sizes[4] = {opt.packet_sizes[p], 2 * opt.packet_sizes[p], opt.packet_sizes[p] - 24,
-                         2 * (opt.packet_sizes[p] - 24)};
-        for (int s = 0; s < 4; ++s) {
+        long sizes[3] = {opt.packet_sizes[p], 2 * opt.packet_sizes[p], opt.packet_sizes[p] - 24};
+        for (int s = 0; s < 3; ++s) {
             long boundary = sizes[s] / (long) unit;
             for (long c = boundary - 1; c <= boundary + 1; ++c) {
                 int seen = 0;
