@@ -1,11 +1,30 @@
 /*
  * nicoll-bench: collective latency, OSU style, with proof of which component ran.
  *
- *   mpirun -np 4 --mca coll nicoll,tuned,basic,libnbc,self nicoll-bench barrier [--iterations N]
+ *   mpirun -np 4 --mca coll nicoll,tuned,basic,libnbc,self nicoll-bench bcast [options]
  *
- * Each iteration is timed on every rank; an iteration's latency is the slowest rank's. Rank 0
- * prints the median, 10th and 90th percentiles in microseconds, and how many of the calls the
- * nicoll component ran (its MPI_T counter coll_nicoll_barriers), one "key value" per line.
+ * Collectives: bcast, allgather, barrier (the columns of OSU's osu_bcast, osu_allgather,
+ * osu_barrier) and ibcast, iallgather, ibarrier (osu_ibcast, osu_iallgather, osu_ibarrier).
+ *
+ * Blocking: every rank times each call; iterations are separated by a one-int MPI_Allreduce (not
+ * by MPI_Barrier as in OSU: nicoll runs MPI_Barrier, and the separator, which sets how far apart
+ * the ranks start, must be the same for the components compared). "Avg Latency(us)"
+ * is the mean over ranks of each rank's mean; -f adds the least and the greatest of those
+ * per-rank means and the iteration count. "Median(us)", after OSU's columns, is the median over
+ * the iterations of the slowest rank's time: less moved by a descheduled process on an
+ * oversubscribed machine.
+ *
+ * Nonblocking: first "Pure Comm.(us)", the mean time of start + MPI_Wait; then each iteration
+ * starts the collective, computes for that long (calling MPI_Test -t times, spread out), and
+ * waits. "Overall(us)" is the mean time of the whole iteration, "Compute(us)" of the compute
+ * without the MPI_Test calls, "Overlap(%)" = 100 - 100 * (Overall - Compute) / Pure Comm.,
+ * at least 0: the share of the communication hidden behind the compute. -f adds the time spent
+ * starting the collective, in MPI_Test and in MPI_Wait. All are means over ranks of per-rank
+ * means; "Median(us)" is the median of the slowest rank's pure-communication time.
+ *
+ * Size is the bytes each rank contributes (MPI_CHAR): the root's message for bcast, each rank's
+ * block for allgather. The last line says how many of the benchmarked calls the nicoll
+ * component ran on rank 0 (its MPI_T counter coll_nicoll_<collective>_calls).
  */
 #include <mpi.h>
 
@@ -15,90 +34,395 @@
 
 #include "nicoll_pvar.h"
 
+enum { BARRIER, BCAST, ALLGATHER, IBARRIER, IBCAST, IALLGATHER, N_COLLS };
+static const char *names[N_COLLS] = {"barrier", "bcast", "allgather",
+                                     "ibarrier", "ibcast", "iallgather"};
+static const char *mpi_names[N_COLLS] = {"MPI_Barrier", "MPI_Bcast", "MPI_Allgather",
+                                         "MPI_Ibarrier", "MPI_Ibcast", "MPI_Iallgather"};
+
+#define LARGE_MESSAGE 8192 /* above it, a tenth of the iterations and warmup (as OSU) */
+#define MAX_SIZES 64
+#define FIELD 18
+
+static struct {
+    int coll;
+    long min_size, max_size;
+    long sizes[MAX_SIZES];
+    int nsizes; /* from --sizes, else powers of two from min to max */
+    int iterations, warmup, full, test_calls;
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0};
+
+static int rank, size;
+static char *sendbuf, *recvbuf;
+
+static const char usage_text[] =
+    "usage: nicoll-bench COLLECTIVE [options]\n"
+    "  COLLECTIVE            bcast, allgather, barrier, ibcast, iallgather or ibarrier\n"
+    "  -m, --message-size MIN:MAX  sizes in bytes, powers of two from MIN (default 1:4194304)\n"
+    "  --sizes N,N,...       these sizes instead\n"
+    "  -i, --iterations N    timed iterations per size (default 1000; a tenth above 8 KiB)\n"
+    "  -x, --warmup N        untimed iterations before them (default 100; a tenth above 8 KiB)\n"
+    "  -f, --full            also min and max over ranks and the iteration count (blocking),\n"
+    "                        or the start, MPI_Test and MPI_Wait times (nonblocking)\n"
+    "  -t, --num-test-calls N  MPI_Test calls during the compute (nonblocking; default 0)\n"
+    "  -h, --help            this text\n";
+
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *) a, y = *(const double *) b;
     return (x > y) - (x < y);
 }
 
-static int usage(int rank, const char *why)
+static int parse_long(const char *s, long min, long max, long *v)
 {
-    if (0 == rank) {
-        fprintf(stderr, "nicoll-bench: %s\nusage: nicoll-bench barrier [--iterations N] [--warmup N]\n",
-                why);
+    char *end;
+    if (NULL == s) return 0;
+    *v = strtol(s, &end, 10);
+    return end != s && '\0' == *end && *v >= min && *v <= max;
+}
+
+/* Fills `why` with the first problem; returns 0 when the options are good. */
+static int parse_options(int argc, char **argv, char *why, size_t n)
+{
+    if (argc < 2) {
+        snprintf(why, n, "no collective given (known: bcast, allgather, barrier, ibcast, "
+                         "iallgather, ibarrier)");
+        return -1;
     }
-    return 2;
+    if (0 == strcmp(argv[1], "-h") || 0 == strcmp(argv[1], "--help")) {
+        return 1;
+    }
+    for (int c = 0; c < N_COLLS; ++c) {
+        if (0 == strcmp(argv[1], names[c])) opt.coll = c;
+    }
+    if (opt.coll < 0) {
+        snprintf(why, n, "%s: unknown collective (known: bcast, allgather, barrier, ibcast, "
+                         "iallgather, ibarrier)", argv[1]);
+        return -1;
+    }
+    for (int i = 2; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long x;
+        if (0 == strcmp(a, "-h") || 0 == strcmp(a, "--help")) return 1;
+        if (0 == strcmp(a, "-f") || 0 == strcmp(a, "--full")) {
+            opt.full = 1;
+            continue;
+        }
+        int *target = 0 == strcmp(a, "-i") || 0 == strcmp(a, "--iterations") ? &opt.iterations
+                      : 0 == strcmp(a, "-x") || 0 == strcmp(a, "--warmup")   ? &opt.warmup
+                      : 0 == strcmp(a, "-t") || 0 == strcmp(a, "--num-test-calls")
+                          ? &opt.test_calls
+                          : NULL;
+        ++i;
+        if (NULL != target) {
+            long min = &opt.iterations == target ? 1 : 0;
+            if (!parse_long(v, min, 100000000, &x)) {
+                snprintf(why, n, "%s %s: expected an integer in %ld..100000000", a,
+                         v ? v : "(missing)", min);
+                return -1;
+            }
+            *target = (int) x;
+        } else if (0 == strcmp(a, "-m") || 0 == strcmp(a, "--message-size")) {
+            char copy[64];
+            snprintf(copy, sizeof copy, "%s", v ? v : "");
+            char *colon = strchr(copy, ':');
+            if (colon) *colon = '\0';
+            if (!colon || !parse_long(copy, 0, 1L << 30, &opt.min_size) ||
+                !parse_long(colon + 1, opt.min_size, 1L << 30, &opt.max_size)) {
+                snprintf(why, n, "%s %s: expected MIN:MAX bytes, 0 <= MIN <= MAX <= 1073741824", a,
+                         v ? v : "(missing)");
+                return -1;
+            }
+        } else if (0 == strcmp(a, "--sizes")) {
+            char copy[512];
+            snprintf(copy, sizeof copy, "%s", v ? v : "");
+            opt.nsizes = 0;
+            for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
+                if (opt.nsizes == MAX_SIZES || !parse_long(t, 0, 1L << 30, &x)) {
+                    snprintf(why, n, "%s %s: expected up to %d sizes in 0..1073741824, "
+                                     "comma-separated", a, v ? v : "(missing)", MAX_SIZES);
+                    return -1;
+                }
+                opt.sizes[opt.nsizes++] = x;
+            }
+            if (0 == opt.nsizes) {
+                snprintf(why, n, "%s: expected a size", a);
+                return -1;
+            }
+        } else {
+            snprintf(why, n, "%s: unknown option", a);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int nonblocking(void) { return opt.coll >= IBARRIER; }
+static int base(void) { return opt.coll % IBARRIER; }
+
+/* Starts (nonblocking) or runs (blocking) one collective of `bytes`. */
+static void start(long bytes, MPI_Request *req)
+{
+    int n = (int) bytes;
+    switch (opt.coll) {
+    case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+    case BCAST: MPI_Bcast(sendbuf, n, MPI_CHAR, 0, MPI_COMM_WORLD); break;
+    case ALLGATHER:
+        MPI_Allgather(sendbuf, n, MPI_CHAR, recvbuf, n, MPI_CHAR, MPI_COMM_WORLD);
+        break;
+    case IBARRIER: MPI_Ibarrier(MPI_COMM_WORLD, req); break;
+    case IBCAST: MPI_Ibcast(sendbuf, n, MPI_CHAR, 0, MPI_COMM_WORLD, req); break;
+    case IALLGATHER:
+        MPI_Iallgather(sendbuf, n, MPI_CHAR, recvbuf, n, MPI_CHAR, MPI_COMM_WORLD, req);
+        break;
+    }
+}
+
+/* Between iterations: a collective nicoll does not provide, so the same for every component. */
+static void separate(void)
+{
+    int in = 0, out;
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* Busy for `us` microseconds, calling MPI_Test `tests` times spread evenly; returns the time
+ * spent in MPI_Test. */
+static double compute(double us, int tests, MPI_Request *req)
+{
+    double t0 = MPI_Wtime(), in_test = 0.0;
+    for (int k = 0; k <= tests; ++k) {
+        double until = t0 + us * 1e-6 * (k + 1) / (tests + 1) + in_test;
+        while (MPI_Wtime() < until) {
+        }
+        if (k < tests) {
+            int done;
+            double t = MPI_Wtime();
+            MPI_Test(req, &done, MPI_STATUS_IGNORE);
+            in_test += MPI_Wtime() - t;
+        }
+    }
+    return in_test;
+}
+
+/* Mean over ranks of `mine` (on rank 0), and the least and greatest. */
+static void over_ranks(double mine, double *mean, double *min, double *max)
+{
+    MPI_Reduce(&mine, mean, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, min, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine, max, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    *mean /= size;
+}
+
+/* Median over the iterations of the slowest rank's time (on rank 0). */
+static double median_of_slowest(double *times, double *slowest, int n)
+{
+    MPI_Reduce(times, slowest, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (0 != rank) return 0.0;
+    qsort(slowest, n, sizeof(double), compare_doubles);
+    return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
+}
+
+static void print_size(long bytes)
+{
+    if (BARRIER != base()) printf("%-10ld", bytes);
+}
+
+/* One row of a blocking collective's table; returns the calls made. */
+static long bench_blocking(long bytes, int iterations, int warmup, double *times, double *slowest)
+{
+    for (int i = 0; i < warmup; ++i) {
+        start(bytes, NULL);
+        if (BARRIER != opt.coll) separate();
+    }
+    double sum = 0.0;
+    for (int i = 0; i < iterations; ++i) {
+        double t0 = MPI_Wtime();
+        start(bytes, NULL);
+        times[i] = (MPI_Wtime() - t0) * 1e6;
+        sum += times[i];
+        if (BARRIER != opt.coll) separate();
+    }
+    double mean, min, max, median = median_of_slowest(times, slowest, iterations);
+    over_ranks(sum / iterations, &mean, &min, &max);
+    if (0 == rank) {
+        print_size(bytes);
+        printf("%*.2f", FIELD, mean);
+        if (opt.full) printf("%*.2f%*.2f%*d", FIELD, min, FIELD, max, FIELD, iterations);
+        printf("%*.2f\n", FIELD, median);
+        fflush(stdout);
+    }
+    return warmup + iterations;
+}
+
+/* One row of a nonblocking collective's table; returns the calls made. */
+static long bench_nonblocking(long bytes, int iterations, int warmup, double *times,
+                              double *slowest)
+{
+    MPI_Request req;
+    for (int i = 0; i < warmup; ++i) {
+        start(bytes, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    /* pure communication */
+    double pure = 0.0;
+    for (int i = 0; i < iterations; ++i) {
+        separate();
+        double t0 = MPI_Wtime();
+        start(bytes, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        times[i] = (MPI_Wtime() - t0) * 1e6;
+        pure += times[i];
+    }
+    pure /= iterations;
+    double median = median_of_slowest(times, slowest, iterations);
+    /* the same, computing for as long as the pure communication took on this rank */
+    double overall = 0.0, comp = 0.0, init = 0.0, test = 0.0, wait = 0.0;
+    for (int i = 0; i < iterations; ++i) {
+        separate();
+        double t0 = MPI_Wtime();
+        start(bytes, &req);
+        double t1 = MPI_Wtime();
+        double in_test = compute(pure, opt.test_calls, &req);
+        double t2 = MPI_Wtime();
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        double t3 = MPI_Wtime();
+        init += t1 - t0;
+        comp += t2 - t1 - in_test;
+        test += in_test;
+        wait += t3 - t2;
+        overall += t3 - t0;
+    }
+    double scale = 1e6 / iterations, mine[6] = {overall * scale, comp * scale, init * scale,
+                                                 test * scale,    wait * scale, pure};
+    double mean[6];
+    MPI_Reduce(mine, mean, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (0 == rank) {
+        for (int k = 0; k < 6; ++k) mean[k] /= size;
+        double overlap = mean[5] > 0 ? 100.0 - 100.0 * (mean[0] - mean[1]) / mean[5] : 0.0;
+        if (overlap < 0) overlap = 0.0;
+        print_size(bytes);
+        printf("%*.2f%*.2f", FIELD, mean[0], FIELD, mean[1]);
+        if (opt.full) printf("%*.2f%*.2f%*.2f", FIELD, mean[2], FIELD, mean[3], FIELD, mean[4]);
+        printf("%*.2f%*.2f%*.2f\n", FIELD, mean[5], FIELD, overlap, FIELD, median);
+        fflush(stdout);
+    }
+    return 2L * iterations + warmup;
+}
+
+static void print_header(void)
+{
+    printf("# nicoll-bench %s: %s, %d ranks\n", names[opt.coll], mpi_names[opt.coll], size);
+    if (nonblocking()) {
+        printf("# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n");
+    }
+    printf("# Median(us): median over the iterations of the slowest rank's %stime\n\n",
+           nonblocking() ? "pure communication " : "");
+    if (BARRIER != base()) {
+        printf("%-10s", "# Size");
+    } else {
+        printf("# ");
+    }
+    int w = BARRIER != base() ? FIELD : FIELD - 2;
+    if (nonblocking()) {
+        printf("%*s%*s", w, "Overall(us)", FIELD, "Compute(us)");
+        if (opt.full) {
+            printf("%*s%*s%*s", FIELD, "Coll. Init(us)", FIELD, "MPI_Test(us)", FIELD,
+                   "MPI_Wait(us)");
+        }
+        printf("%*s%*s", FIELD, "Pure Comm.(us)", FIELD, "Overlap(%)");
+    } else {
+        printf("%*s", w, "Avg Latency(us)");
+        if (opt.full) {
+            printf("%*s%*s%*s", FIELD, "Min Latency(us)", FIELD, "Max Latency(us)", FIELD,
+                   "Iterations");
+        }
+    }
+    printf("%*s\n", FIELD, "Median(us)");
+    fflush(stdout);
 }
 
 int main(int argc, char **argv)
 {
-    int rank, size, provided;
+    int provided;
     MPI_Init(&argc, &argv);
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    int iterations = 1000, warmup = 100, rc = 0;
-    char why[160] = "";
-    if (argc < 2 || 0 != strcmp(argv[1], "barrier")) {
-        snprintf(why, sizeof why, "%s: unknown collective (known: barrier)", argc < 2 ? "(none)" : argv[1]);
-    }
-    for (int i = 2; i < argc && !why[0]; i += 2) {
-        int *target = 0 == strcmp(argv[i], "--iterations") ? &iterations
-                      : 0 == strcmp(argv[i], "--warmup")   ? &warmup
-                                                           : NULL;
-        char *end = NULL;
-        long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
-        if (NULL == target) {
-            snprintf(why, sizeof why, "%s: unknown option", argv[i]);
-        } else if (NULL == end || '\0' != *end || v < 1 || v > 100000000) {
-            snprintf(why, sizeof why, "%s %s: expected an integer in 1..100000000", argv[i],
-                     i + 1 < argc ? argv[i + 1] : "(missing)");
-        } else {
-            *target = (int) v;
+    char why[256] = "";
+    int parsed = parse_options(argc, argv, why, sizeof why);
+    if (0 != parsed) {
+        if (0 == rank) {
+            if (parsed < 0) {
+                fprintf(stderr, "nicoll-bench: %s (nicoll-bench --help for the options)\n", why);
+            } else {
+                fputs(usage_text, stdout);
+            }
         }
-    }
-    if (why[0]) {
-        rc = usage(rank, why);
         MPI_T_finalize();
         MPI_Finalize();
-        return rc;
+        return parsed < 0 ? 2 : 0;
     }
 
+    long sizes[MAX_SIZES + 32];
+    int nsizes = 0;
+    if (BARRIER == base()) {
+        sizes[nsizes++] = 0;
+    } else if (opt.nsizes > 0) {
+        memcpy(sizes, opt.sizes, opt.nsizes * sizeof(long));
+        nsizes = opt.nsizes;
+    } else {
+        for (long s = opt.min_size; s <= opt.max_size; s = s ? 2 * s : 1) sizes[nsizes++] = s;
+    }
+    long largest = 0;
+    for (int i = 0; i < nsizes; ++i) {
+        if (sizes[i] > largest) largest = sizes[i];
+    }
+    sendbuf = malloc(largest ? largest : 1);
+    recvbuf = malloc(ALLGATHER == base() ? (size_t) largest * size + 1 : 1);
+    double *times = malloc(opt.iterations * sizeof(double));
+    double *slowest = malloc(opt.iterations * sizeof(double));
+    if (NULL == sendbuf || NULL == recvbuf || NULL == times || NULL == slowest) {
+        fprintf(stderr, "nicoll-bench: out of memory for %ld-byte messages\n", largest);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(sendbuf, 'a' + rank % 26, largest ? largest : 1);
+
+    char counter_name[64];
+    snprintf(counter_name, sizeof counter_name, "coll_nicoll_%s_calls", names[opt.coll]);
     nicoll_counter_t counter;
+    int counted = 0 == nicoll_counter_open(&counter, counter_name);
     unsigned long long by_nicoll = 0;
-    int counted = 0 == nicoll_counter_open(&counter, "coll_nicoll_barriers");
 
-    double *mine = malloc(iterations * sizeof(double));
-    double *slowest = malloc(iterations * sizeof(double));
-    for (int i = 0; i < warmup; ++i) {
-        MPI_Barrier(MPI_COMM_WORLD);
+    if (0 == rank) print_header();
+    long calls = 0;
+    for (int i = 0; i < nsizes; ++i) {
+        int large = sizes[i] > LARGE_MESSAGE;
+        int iterations = large ? (opt.iterations + 9) / 10 : opt.iterations;
+        int warmup = large ? (opt.warmup + 9) / 10 : opt.warmup;
+        separate();
+        calls += nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest)
+                               : bench_blocking(sizes[i], iterations, warmup, times, slowest);
     }
-    for (int i = 0; i < iterations; ++i) {
-        double t0 = MPI_Wtime();
-        MPI_Barrier(MPI_COMM_WORLD);
-        mine[i] = (MPI_Wtime() - t0) * 1e6;
-    }
+
     if (counted) {
         counted = 0 == nicoll_counter_read(&counter, &by_nicoll);
         nicoll_counter_close(&counter);
     }
-    MPI_Reduce(mine, slowest, iterations, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-
     if (0 == rank) {
-        qsort(slowest, iterations, sizeof(double), compare_doubles);
-        printf("collective MPI_Barrier\nranks %d\niterations %d\n", size, iterations);
-        printf("median_us %.2f\np10_us %.2f\np90_us %.2f\n", slowest[iterations / 2],
-               slowest[iterations / 10], slowest[iterations * 9 / 10]);
         if (counted) {
-            printf("run_by_nicoll %llu of %d\n", by_nicoll, warmup + iterations);
+            printf("# run by nicoll: %llu of %ld %s calls (rank 0, MPI_T %s)\n", by_nicoll, calls,
+                   mpi_names[opt.coll], counter_name);
         } else {
-            printf("run_by_nicoll 0 of %d (nicoll not loaded)\n", warmup + iterations);
+            printf("# run by nicoll: 0 of %ld %s calls (no MPI_T counter %s: nicoll not loaded, or older)\n", calls,
+                   mpi_names[opt.coll], counter_name);
         }
     }
     free(slowest);
-    free(mine);
+    free(times);
+    free(recvbuf);
+    free(sendbuf);
     MPI_T_finalize();
     MPI_Finalize();
-    return rc;
+    return 0;
 }

@@ -20,8 +20,9 @@ check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
 }
 tap_done() { echo "1..$tap_count"; }
 
-# mpirun for tests: oversubscribed, yielding when idle, shared memory only.
+# mpirun for tests: oversubscribed, yielding when idle, shared memory only; killed after
+# $mpirun_timeout seconds (600 unless the test sets it).
 mpirun_test() {
-    timeout 600 "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 --mca btl self,vader \
-        --mca btl_vader_single_copy_mechanism none "$@"
+    timeout "${mpirun_timeout:-600}" "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 \
+        --mca btl self,vader --mca btl_vader_single_copy_mechanism none "$@"
 }

@@ -7,7 +7,7 @@
  * and left every barrier, rank 0 gathers the records (with another component's MPI_Gather) and
  * checks, barrier by barrier, that the latest entry precedes the earliest exit. Random delays
  * before entering vary which rank comes last. A rank that arrives late by a measured delay must
- * hold every other rank that long. Finally the MPI_T counter coll_nicoll_barriers must have
+ * hold every other rank that long. Finally the MPI_T counter coll_nicoll_barrier_calls must have
  * grown by exactly the number of barriers called on communicators of two or more ranks (nicoll
  * declines size 1), which proves nicoll, not a fallback, ran them.
  *
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     nicoll_counter_t counter;
-    int have_counter = 0 == nicoll_counter_open(&counter, "coll_nicoll_barriers");
+    int have_counter = 0 == nicoll_counter_open(&counter, "coll_nicoll_barrier_calls");
     char what[160];
 
     int errors = 0;
@@ -191,10 +191,11 @@ int main(int argc, char **argv)
     ok = have_counter && (long long) counted == nicoll_expected;
     if (!ok && 0 == world_rank) {
         if (have_counter) {
-            printf("# rank 0: coll_nicoll_barriers counted %llu, expected %lld\n", counted,
+            printf("# rank 0: coll_nicoll_barrier_calls counted %llu, expected %lld\n", counted,
                    nicoll_expected);
         } else {
-            printf("# rank 0: MPI_T counter coll_nicoll_barriers not found: nicoll is not loaded\n");
+            printf("# rank 0: MPI_T counter coll_nicoll_barrier_calls not found: nicoll is not "
+                   "loaded\n");
         }
     }
     snprintf(what, sizeof what, "nicoll ran every barrier on communicators of 2+ ranks (%lld)",

@@ -1,0 +1,158 @@
+#!/bin/sh
+# MPI_Bcast, MPI_Allgather, MPI_Barrier, MPI_Ibcast, MPI_Iallgather and MPI_Ibarrier through
+# nicoll on 1..8 ranks; test/mpi/test_coll.c says what each of its TAP lines checks.
+#
+# nicoll is forced (tuned left out) and test_coll --expect-nicoll checks nicoll's MPI_T counters,
+# so a silent fallback to another component fails. Each run sets the component's algorithms, k,
+# packet size and credits; the runs below cover every value of every one of them (not every
+# combination). Then: invalid values give a warning naming the variable and correct results;
+# --expect-nicoll fails where nicoll is not loaded or not chosen; coll_nicoll_stats prints.
+#
+# NICOLL_TEST_AGAINST=tuned (or basic) runs the same checks against Open MPI's own components,
+# which checks the test itself; what only nicoll can pass is then skipped. tuned cannot broadcast
+# with different datatypes at the root and the receivers (open-mpi/ompi#199, #1763, #10523), so
+# that run leaves those out (test_coll --uniform-bcast).
+. "$top_srcdir/test/lib.sh"
+
+against=${NICOLL_TEST_AGAINST:-nicoll}
+case $against in
+    nicoll) components=nicoll,basic,libnbc,self flags=--expect-nicoll ;;
+    tuned) components=tuned,basic,libnbc,self flags=--uniform-bcast ;;
+    basic) components=basic,libnbc,self flags= ;;
+    *)
+        echo "Bail out! NICOLL_TEST_AGAINST=$against: expected nicoll, tuned or basic"
+        exit 99
+        ;;
+esac
+program=$top_builddir/test/mpi/test_coll
+mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+echo "# against $against: --mca coll $components, test_coll $flags"
+
+# launch NP MPIRUN-ARGS...: mpirun's output in $log, its exit status in $status
+launch() {
+    np=$1
+    shift
+    started=$(date +%s)
+    mpirun_test -np "$np" "$@" >"$log" 2>&1 </dev/null
+    status=$?
+    echo "# mpirun -np $np: $(($(date +%s) - started)) s"
+}
+
+# report LABEL: the last launch's TAP lines, labelled and numbered, its other lines as comments,
+# and one failure if it did not run to its end.
+report() {
+    lines=0
+    while IFS= read -r line; do
+        case $line in
+            "ok - "*) lines=$((lines + 1)) && tap ok "$1 ${line#ok - }" ;;
+            "not ok - "*) lines=$((lines + 1)) && tap not-ok "$1 ${line#not ok - }" ;;
+            "#"*) echo "$line" ;;
+            *) echo "# $line" ;;
+        esac
+    done <"$log"
+    want=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+    if [ "$status" -ne 0 ] || [ -z "$want" ] || [ "$want" -ne "$lines" ]; then
+        tap not-ok "$1 mpirun exited $status after $lines checks (want ${want:-'# checks N' last})"
+    fi
+}
+
+# The packet sizes test_coll puts its boundary counts at: the run's, or for `auto` the sizes
+# in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default 8192).
+packet_sizes() {
+    if [ "$1" = auto ]; then echo "${NICOLL_TEST_AUTO_PACKET_SIZES:-8192}"; else echo "$1"; fi
+}
+
+# One run per line: ranks, bcast algorithm, k, allgather and barrier algorithms, packet size,
+# credits, and the coll list (- for the forced one above; the last run keeps tuned in the list,
+# as users run it, to show nicoll still serves).
+runs='1 auto      auto auto auto               auto  auto -
+2 kbinomial 1    rd   dissemination      1000  1    -
+3 binomial  auto ab   recursive_doubling 4096  2    -
+4 kbinomial 2    ab   dissemination      65536 16   -
+5 chain     auto rd   recursive_doubling 1000  auto -
+6 kbinomial auto auto dissemination      4096  1    -
+7 binomial  auto rd   auto               auto  2    -
+8 kbinomial 3    ab   recursive_doubling 1000  1    -
+8 chain     auto rd   dissemination      4096  1    -
+6 binary    auto ab   recursive_doubling 65536 1    -
+4 binary    auto rd   auto               1000  2    -
+5 kbinomial 7    auto auto               auto  16   nicoll,tuned,basic,libnbc,self'
+seed=0
+while read -r np bcast k allgather barrier packet credits list; do
+    [ -n "$np" ] || continue
+    seed=$((seed + 1))
+    [ "$list" = - ] && list=$components
+    [ "$against" = nicoll ] || list=$components
+    launch "$np" --mca coll "$list" \
+        --mca coll_nicoll_bcast_algorithm "$bcast" --mca coll_nicoll_bcast_k "$k" \
+        --mca coll_nicoll_allgather_algorithm "$allgather" \
+        --mca coll_nicoll_barrier_algorithm "$barrier" \
+        --mca coll_nicoll_packet_size "$packet" --mca coll_nicoll_credits "$credits" \
+        "$program" $flags --packet-size "$(packet_sizes "$packet")" --seed "$seed"
+    report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, $list]"
+done <<RUNS
+$runs
+RUNS
+
+# Invalid values: one warning naming the variable (and the value) and correct results.
+invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=tree packet_size=-5 credits=0'
+invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5'
+for invalid in "$invalid1" "$invalid2"; do
+    set --
+    for pair in $invalid; do set -- "$@" --mca "coll_nicoll_${pair%%=*}" "${pair#*=}"; done
+    launch 3 --mca coll "$components" "$@" \
+        "$program" $flags --sections blocking,nonblocking,barrier --large 100000 \
+        --packet-size "$(packet_sizes auto)"
+    report "[invalid: $invalid]"
+    for pair in $invalid; do
+        what="invalid coll_nicoll_${pair%%=*}=${pair#*=}: a warning names the variable and the value"
+        if [ "$against" != nicoll ]; then
+            tap ok "$what # SKIP nicoll not in the coll list"
+        elif grep -E "coll_nicoll_${pair%%=*}([^a-z_]|\$)" "$log" | grep -qF -- "${pair#*=}"; then
+            tap ok "$what"
+        else
+            tap not-ok "$what"
+        fi
+    done
+done
+
+# --expect-nicoll must fail where nicoll did not run the collectives: not loaded at all, and
+# loaded but outranked by tuned. The failures it printed are shown as comments.
+expect_failure() { # DESCRIPTION: the last launch ran to its end and its nicoll checks failed
+    sed 's/^/# expected: /' "$log" | grep -E 'not ok|nicoll' | head -4
+    if [ "$status" -eq 0 ] && grep -q '^# checks' "$log" &&
+       grep -q '^not ok - .*nicoll ran all' "$log"; then
+        tap ok "$1"
+    else
+        tap not-ok "$1"
+    fi
+}
+quick="--uniform-bcast --sections barrier,blocking --large 1000 --packet-size 100"
+launch 2 --mca coll tuned,basic,libnbc,self "$program" --expect-nicoll $quick
+expect_failure "--expect-nicoll fails where nicoll is not loaded (--mca coll tuned,basic,libnbc,self)"
+launch 2 --mca coll nicoll,tuned,basic,libnbc,self --mca coll_nicoll_priority 0 \
+    "$program" --expect-nicoll $quick
+expect_failure "--expect-nicoll fails where tuned outranks nicoll (coll_nicoll_priority 0)"
+
+# coll_nicoll_stats: 1 prints per-collective lines at MPI_Finalize on rank 0, 2 on every rank.
+stats_lines() { grep -v -e '^ok' -e '^not ok' -e '^#' "$log" | grep -i nicoll | grep -cw "$1"; }
+if [ "$against" = nicoll ]; then
+    for level in 1 2; do
+        launch 3 --mca coll "$components" --mca coll_nicoll_stats "$level" \
+            "$program" $flags --sections blocking,nonblocking,barrier --large 1000
+        report "[coll_nicoll_stats $level]"
+        for c in barrier bcast allgather ibarrier ibcast iallgather; do
+            eval "stats_${c}_$level=\$(stats_lines $c)"
+        done
+    done
+    for c in barrier bcast allgather ibarrier ibcast iallgather; do
+        eval "one=\$stats_${c}_1 every=\$stats_${c}_2"
+        check "coll_nicoll_stats 1 prints $c on one rank ($one lines), 2 on each of 3 ($every lines)" \
+            test "$one" -ge 1 -a "$every" -eq $((3 * one))
+    done
+else
+    tap ok "coll_nicoll_stats prints per-collective lines # SKIP nicoll not in the coll list"
+fi
+tap_done
