@@ -59,9 +59,16 @@ report() {
 }
 
 # The packet sizes test_coll puts its boundary counts at: the run's, or for `auto` the sizes
-# in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default 8192).
+# in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default 65536, auto's choice). A packet
+# larger than the transport's inline limit (4000 bytes) also gets boundaries there: payloads of
+# up to 4000 bytes travel with their headers, larger ones apart.
 packet_sizes() {
-    if [ "$1" = auto ]; then echo "${NICOLL_TEST_AUTO_PACKET_SIZES:-8192}"; else echo "$1"; fi
+    size=$1
+    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-65536}
+    case $size in
+        *,*) echo "$size" ;;
+        *) if [ "$size" -gt 4000 ]; then echo "$size,4000"; else echo "$size"; fi ;;
+    esac
 }
 
 # One run per line: ranks, bcast algorithm, k, allgather and barrier algorithms, packet size,

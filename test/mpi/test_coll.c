@@ -84,6 +84,13 @@ static struct {
 
 static int world_rank, world_size;
 static long long issued[N_COLLS]; /* calls on communicators of 2+ ranks: nicoll's to run */
+/* Of those, the calls that move no data. Open MPI's MPI layer may return before any component
+ * sees one (4.1 does for MPI_Bcast, MPI_Ibcast and MPI_Allgather with count 0, not for
+ * MPI_Iallgather), so nicoll may or may not have run them. nicoll's counters may also exceed
+ * what the test issued: with tuned left out, coll/basic's MPI_Allreduce (which the test uses
+ * between its checks) broadcasts through nicoll. So the check is: at least every call that moves
+ * data, and no fallback. */
+static long long skippable[N_COLLS];
 static int checks;                /* TAP lines printed */
 static int complaints;            /* diagnostic lines this rank printed */
 
@@ -452,10 +459,14 @@ static void op_prepare(op_t *op)
 static void op_start(op_t *op)
 {
     const comm_info_t *c = op->c;
+    const side_t *mine = c->rank == op->root ? &op->send : &op->recv;
     if (c->size > 1) {
         ++issued[op->coll];
+        const int b = base_coll(op->coll);
+        skippable[op->coll] +=
+            (C_BCAST == b && 0 == mine->count) ||
+            (C_ALLGATHER == b && (0 == op->recv.count || (!op->in_place && 0 == op->send.count)));
     }
-    const side_t *mine = c->rank == op->root ? &op->send : &op->recv;
     const void *sendbuf = op->in_place ? MPI_IN_PLACE : user(&op->sbuf);
     switch (op->coll) {
     case C_BARRIER: op->rc = MPI_Barrier(c->comm); break;
@@ -978,7 +989,7 @@ static void counters_check(counters_t *k)
         unsigned long long fallbacks = counter_value(&k->fallbacks[i], &k->have_fallbacks[i]);
         unsigned long long bytes = counter_value(&k->bytes[i], &k->have_bytes[i]);
         int ok = k->have_calls[i] && k->have_fallbacks[i] &&
-                 calls == (unsigned long long) issued[i] && 0 == fallbacks;
+                 calls >= (unsigned long long) (issued[i] - skippable[i]) && 0 == fallbacks;
         if (!k->have_calls[i] || !k->have_fallbacks[i]) {
             snprintf(name, sizeof name, "coll_nicoll_%s_%s", coll_names[i],
                      k->have_calls[i] ? "fallbacks" : "calls");
@@ -986,18 +997,19 @@ static void counters_check(counters_t *k)
                      "so nothing proves nicoll ran %s",
                      name, coll_mpi_names[i]);
         } else if (!ok) {
-            complain("nicoll ran %llu of the %lld %s calls on communicators of 2+ ranks, with "
-                     "%llu fallbacks to another component",
-                     calls, issued[i], coll_mpi_names[i], fallbacks);
+            complain("nicoll ran %llu %s calls; the test made %lld on communicators of 2+ ranks "
+                     "(%lld of which move no data and may not reach it); %llu fallbacks to "
+                     "another component",
+                     calls, coll_mpi_names[i], issued[i], skippable[i], fallbacks);
         } else if (0 == world_rank && k->have_bytes[i]) {
             printf("# rank 0: %s: %llu calls, %llu bytes (coll_nicoll_%s_bytes)\n",
                    coll_mpi_names[i], calls, bytes, coll_names[i]);
         }
         char what[200];
         snprintf(what, sizeof what,
-                 "nicoll ran all %lld %s calls on communicators of 2+ ranks (its MPI_T counters: "
-                 "calls, 0 fallbacks)",
-                 issued[i], coll_mpi_names[i]);
+                 "nicoll ran all %lld %s calls on communicators of 2+ ranks, but for up to %lld "
+                 "that move no data (its MPI_T counters: at least that many calls, 0 fallbacks)",
+                 issued[i], coll_mpi_names[i], skippable[i]);
         report(ok, what);
     }
 }
