@@ -90,6 +90,7 @@ typedef struct nicoll_component {
     int barrier_algorithm;
     long packet_size;
     int credits;
+    int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
 
     int output; /* opal_output stream at `verbose` */
     nicoll_stats_t stats;

@@ -39,9 +39,8 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
             }
         }
         if (NICSIM_OK == s) {
-            const int algorithm = NICOLL_AUTO == c->bcast_algorithm
-                                      ? nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial")
-                                      : c->bcast_algorithm;
+            const int algorithm =
+                NICOLL_AUTO == c->bcast_algorithm ? c->bcast_kbinomial : c->bcast_algorithm;
             s = nicsim_bcast_post(m->transport.group, algorithm,
                                   NICOLL_AUTO == c->bcast_k ? 0 : c->bcast_k, root, flat, bytes,
                                   m->transport.packet_size, &req->engine);

@@ -231,6 +231,7 @@ static int nicoll_register(void)
         }
     }
     register_pvars(c);
+    NICOLL_C->bcast_kbinomial = nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial");
 
     if (NICOLL_C->verbose < 0) {
         opal_output(0, "nicoll: coll_nicoll_verbose=%d: must be >= 0; using 0", NICOLL_C->verbose);
