@@ -96,9 +96,26 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
                  seq);
 }
 
+Agent::Slot* Agent::find(Seq seq) {
+    const Seq i = seq - ops_first_;  // wraps past the window for older seqs
+    if (i >= ops_.size() || !ops_[i]) return nullptr;
+    return &*ops_[i];
+}
+
+void Agent::forget(Seq seq) {
+    ops_[seq - ops_first_].reset();
+    --live_;
+}
+
 Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
+    while (!ops_.empty() && !ops_.front()) {
+        ops_.pop_front();
+        ++ops_first_;
+    }
+    if (ops_.empty()) ops_first_ = next_seq_;
     const Seq s = next_seq_;
-    Slot& slot = ops_[s];
+    Slot& slot = ops_.emplace_back(std::in_place).value();
+    ++live_;
     ++next_seq_;  // only once the slot exists: a failed allocation must not skip a number
     *seq = s;
     slot.seq = s;
@@ -130,9 +147,9 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
     if (const Status s = tx_.received(src, header); failed(s) || header.kind == PacketKind::credit) {
         return s;
     }
-    const auto it = ops_.find(header.seq);
-    if (it == ops_.end()) return keep_early(src, header, payload);
-    return feed(it->second, src, header, payload);
+    Slot* slot = find(header.seq);
+    if (slot == nullptr) return keep_early(src, header, payload);
+    return feed(*slot, src, header, payload);
 }
 
 Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
@@ -157,17 +174,16 @@ Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
 }
 
 std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
-    const auto it = ops_.find(header.seq);
-    if (it == ops_.end() || it->second.status != Status::in_progress) return {};
-    return it->second.op->placement(src, header);
+    Slot* slot = find(header.seq);
+    if (slot == nullptr || slot->status != Status::in_progress) return {};
+    return slot->op->placement(src, header);
 }
 
 Status Agent::progress() {
     const Status s = tx_.flush();
     if (failed(s)) {
-        for (auto it = ops_.begin(); it != ops_.end();) {
-            Slot& slot = (it++)->second;  // settle() may erase the slot
-            if (slot.status == Status::in_progress) settle(slot.seq, slot, s);
+        for (std::optional<Slot>& slot : ops_) {  // settle() may forget the slot, not move it
+            if (slot && slot->status == Status::in_progress) settle(slot->seq, *slot, s);
         }
         return s;
     }
@@ -175,9 +191,10 @@ Status Agent::progress() {
 }
 
 Status Agent::timeout() {
-    for (auto it = ops_.begin(); it != ops_.end();) {
-        Slot& slot = (it++)->second;  // settle() may erase the slot
-        if (slot.status == Status::in_progress) settle(slot.seq, slot, slot.op->on_timeout());
+    for (std::optional<Slot>& slot : ops_) {  // settle() may forget the slot, not move it
+        if (slot && slot->status == Status::in_progress) {
+            settle(slot->seq, *slot, slot->op->on_timeout());
+        }
     }
     return progress();
 }
@@ -185,24 +202,24 @@ Status Agent::timeout() {
 void Agent::settle(Seq seq, Slot& slot, Status s) {
     if (s == Status::in_progress) return;
     slot.status = s;
-    if (slot.released) ops_.erase(seq);
+    if (slot.released) forget(seq);
 }
 
 Status Agent::test(Seq seq) const {
-    const auto it = ops_.find(seq);
-    if (it == ops_.end()) return Status::invalid;
+    const Slot* slot = find(seq);
+    if (slot == nullptr) return Status::invalid;
     // A collective is not complete while packets it sent may still wait in the transmit queue.
-    if (it->second.status == Status::ok && tx_.queued() != 0) return Status::in_progress;
-    return it->second.status;
+    if (slot->status == Status::ok && tx_.queued() != 0) return Status::in_progress;
+    return slot->status;
 }
 
 void Agent::release(Seq seq) {
-    const auto it = ops_.find(seq);
-    if (it == ops_.end()) return;
-    if (it->second.status != Status::in_progress) {
-        ops_.erase(it);
+    Slot* slot = find(seq);
+    if (slot == nullptr) return;
+    if (slot->status != Status::in_progress) {
+        forget(seq);
     } else {
-        it->second.released = true;
+        slot->released = true;
     }
 }
 

@@ -3,7 +3,9 @@
 // payloads in the global collective channels), and owns the transmit queue and its flow control.
 #pragma once
 
+#include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -93,7 +95,7 @@ public:
     Rank size() const { return size_; }
 
     // Collectives posted and not yet forgotten, and packets kept for collectives not yet posted.
-    std::size_t active() const { return ops_.size(); }
+    std::size_t active() const { return live_; }
     std::size_t early_packets() const;
     const CollectiveStats& stats() const { return stats_; }
     // Flow control (tx_queue.h): packets that had to wait for a credit; credits held for sending
@@ -116,6 +118,9 @@ private:
     };
 
     Status start(std::unique_ptr<Operation> op, Seq* seq);
+    Slot* find(Seq seq);
+    const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
+    void forget(Seq seq);
     const plan::Tree& tree(const plan::TreeShape& shape, int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
     Status feed(Slot& slot, Rank src, const PacketHeader& header,
@@ -130,7 +135,12 @@ private:
     Channels channels_;
     CollectiveStats stats_;
     Seq next_seq_ = 0;
-    std::unordered_map<Seq, Slot> ops_;
+    // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is
+    // a window from the oldest one still held (ops_first_); forgotten ones leave a hole until
+    // everything before them is gone too.
+    std::deque<std::optional<Slot>> ops_;
+    Seq ops_first_ = 0;
+    std::size_t live_ = 0;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
     // Each rank's schedules, planned once per algorithm.
     std::unordered_map<const plan::BarrierAlgorithm*, plan::BarrierSchedule> barrier_schedules_;
