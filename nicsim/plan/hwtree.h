@@ -9,7 +9,7 @@
 //   16 nodes, 1 and 6 faulty, source 8 (seed 003 Fig. 4):
 //     groups [0,0] [2,5] [7,15]
 //     step 1: 8 -> [7,15]
-//     step 2: 8 -> [2,5], 12 -> [0,0]     (one source per group; the links are disjoint)
+//     step 2: 8 -> [0,0], 7 -> [2,5]      (one source per group; the links are disjoint)
 //
 // Two checks keep the multicasts of a step apart; splitting groups removes what they find:
 //   backward routing overlap (Eq. 1): two groups' broadcast trees share a descending link;
