@@ -353,9 +353,10 @@ std::string depths_text(const std::map<int, int>& depths, int trials) {
     return out;
 }
 
-// The depths of greedy trees over `trials` random maps with `percent` % of `nodes` faulty and a
-// random live source. The greedy depth bounds the optimal one from above, and equals it at 2 (a
-// map with faults in two or more runs needs 2 steps).
+// The depths of trees over `trials` random maps with `percent` % of `nodes` faulty and a random
+// live source: the greedy tree's, which equals the optimum at 2 (faults in the middle leave two or
+// more groups, which one step cannot reach); where greedy needs more, the backtracking search's
+// best within 500 calls, still an upper bound on the optimum.
 std::map<int, int> table1_cell(Rank nodes, double percent, int trials) {
     const plan::FatTree net = plan::FatTree::holding(nodes);
     sim::Rng rng(static_cast<std::uint64_t>(nodes) * 1000 + static_cast<std::uint64_t>(percent * 10), 0x7a1);
@@ -364,7 +365,10 @@ std::map<int, int> table1_cell(Rank nodes, double percent, int trials) {
     for (int t = 0; t < trials; ++t) {
         const auto source = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(nodes)));
         const auto faults = sim::random_faults(nodes, count, source, rng);
-        ++depths[plan::greedy_hw_tree(net, source, plan::live_groups(nodes, faults)).depth()];
+        const auto groups = plan::live_groups(nodes, faults);
+        int depth = plan::greedy_hw_tree(net, source, groups).depth();
+        if (depth > 2) depth = plan::optimal_hw_tree(net, source, groups, 500).tree.depth();
+        ++depths[depth];
     }
     return depths;
 }
@@ -401,10 +405,14 @@ void seed003_table1(bool full) {
         for (const double percent : {0.2, 0.4, 0.6, 0.8, 1.0}) {
             const std::map<int, int> depths = table1_cell(nodes, percent, 1000);
             const std::string what = "seed 003 Table 1: " + std::to_string(nodes) + " nodes, " + fmt("%.1f", percent) +
-                                     " % faulty, 1000 maps: steps/fraction (greedy)";
+                                     " % faulty, 1000 maps: steps/fraction";
             const bool two_always = depths.size() == 1 && depths.begin()->first == 2;
-            if (nodes < 4096 || percent <= 0.6) {
+            if (nodes < 4096) {
                 claim(what, "2/1.000", depths_text(depths, 1000), two_always);
+            } else if (percent <= 0.6) {
+                known_gap(what, "2/1.000", depths_text(depths, 1000), two_always,
+                          "a map where neither greedy nor 500 calls of backtracking find 2 steps; the "
+                          "optimum may still be 2");
             } else if (percent < 1.0) {
                 claim(what, "2/0.998, 3/0.002", depths_text(depths, 1000), depths.count(2) && depths.at(2) >= 950);
             } else {
