@@ -134,6 +134,42 @@ check "allgather and barrier --trace write files that json.load accepts" \
            python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"traceEvents\"]" "$2"' _ "$nicsim" "$trace"
 rm -f "$trace"
 
+# Hardware-based multicast trees (seed 003): nicsim hwtree, and bcast/barrier on quadrics-elan3.
+check "hwtree prints Fig. 4's groups and two steps, 8 -> [7,15] first" \
+    sh -c 'out=$("$1" hwtree --nodes 16 --faulty 1,6 --source 8) &&
+           printf "%s\n" "$out" | grep -q "^groups: \[0,0\] \[2,5\] \[7,15\]$" &&
+           printf "%s\n" "$out" | grep -q "^step 1: 8 -> \[7,15\]$" &&
+           printf "%s\n" "$out" | grep -q "^depth: 2 steps$"' _ "$nicsim"
+check "hwtree --json and --dot describe the same tree" \
+    sh -c 'dot=$(mktemp) && "$1" hwtree --nodes 64 --faulty 3,20,41 --source 10 --planner optimal --dot "$dot" --json |
+           python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"depth\"] == len(d[\"steps\"]) and d[\"faulty\"] == [3, 20, 41] and d[\"decided\"]
+reached = sorted(v for step in d[\"steps\"] for m in step for v in range(m[\"lo\"], m[\"hi\"] + 1))
+assert set(reached) | {10} == set(range(64)) - {3, 20, 41}
+arrows = sum(1 for line in open(sys.argv[1]) if \"->\" in line)
+assert arrows == sum(len(step) for step in d[\"steps\"])" "$dot"; r=$?; rm -f "$dot"; exit $r' _ "$nicsim"
+check "hwtree --trials prints the depth distribution and the planning time" \
+    sh -c 'out=$("$1" hwtree --nodes 1024 --faulty-percent 1 --trials 20 --seed 3) &&
+           printf "%s\n" "$out" | grep -qE "^ +2 +20 +1.000$" &&
+           printf "%s\n" "$out" | grep -q "^planning time per tree (wall clock): median"' _ "$nicsim"
+check "barrier on quadrics-elan3: the hardware tree beats the software tree with 3 faulty" \
+    sh -c 'h=$("$1" barrier --preset quadrics-elan3 --faulty 4,9,30 --json | python3 -c "import json,sys; print(json.load(sys.stdin)[\"latency_us\"])") &&
+           s=$("$1" barrier --preset quadrics-elan3 --faulty 4,9,30 --tree software --json | python3 -c "import json,sys; print(json.load(sys.stdin)[\"latency_us\"])") &&
+           python3 -c "import sys; assert float(sys.argv[2]) >= 1.8 * float(sys.argv[1])" "$h" "$s"' _ "$nicsim"
+trace=$(mktemp)
+check "bcast on quadrics-elan3 --trace writes a trace with switch links" \
+    sh -c '"$1" bcast --preset quadrics-elan3 --bytes 4096 --tree hardware --trace "$2" >/dev/null &&
+           python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"traceEvents\"]" "$2" && grep -q "sw(" "$2"' _ "$nicsim" "$trace"
+rm -f "$trace"
+bad_input "hwtree refuses a faulty source" "the source is faulty" hwtree --nodes 16 --faulty 3 --source 3
+bad_input "hwtree refuses a node out of range" "--faulty 16" hwtree --nodes 16 --faulty 16
+bad_input "hwtree needs --nodes" "--nodes" hwtree --faulty 3
+bad_input "hwtree --trials needs --faulty-percent" "--trials" hwtree --nodes 16 --trials 3
+bad_input "bcast refuses hardware multicast over a gap" "--tree hardware" bcast --preset quadrics-elan3 --faulty 7 --tree hardware
+bad_input "bcast refuses a faulty root" "the source is faulty" bcast --preset quadrics-elan3 --faulty 2 --root 2
+bad_input "barrier refuses --faulty off the fattree" "--faulty" barrier --preset gm-lanai9 --faulty 2
+
 # Every option, parameter and preset the command declares appears in the man page.
 missing=""
 for cmd in $("$nicsim" --help | sed -n 's/^  \([a-z]*\) .*/\1/p'); do

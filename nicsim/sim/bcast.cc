@@ -6,12 +6,17 @@
 #include "plan/kbinomial.h"
 #include "plan/ordering.h"
 #include "sim/cluster.h"
+#include "sim/hw_collective.h"
 #include "sim/simulator.h"
 
 namespace nicsim::sim {
 
 std::optional<Topology> make_topology(const Model& model, std::string* why) {
     if (model.topology == "hypercube") return Topology::hypercube(model.nodes, model.switch_ports, why);
+    if (model.topology == "fattree") {
+        *why = "topology fattree: takes --tree " + std::string(kHwTreeNames) + " (sim/hw_collective.h)";
+        return std::nullopt;
+    }
     if (model.topology == "irregular") {
         return Topology::irregular(model.nodes, model.switch_ports, model.hosts_per_switch,
                                    model.seed, why);

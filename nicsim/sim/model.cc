@@ -11,9 +11,9 @@ namespace {
 
 // clang-format off
 const std::array kParams = {
-    ModelParam{"topology", "", "crossbar", "network shape: crossbar (one switch), hypercube (seed 000: 8-port switches in a d-cube, e-cube routing) or irregular (seed 002: random switch graph, up*/down* routing)", &Model::topology, 0, 0, "crossbar|hypercube|irregular"},
+    ModelParam{"topology", "", "crossbar", "network shape: crossbar (one switch), hypercube (seed 000: 8-port switches in a d-cube, e-cube routing), irregular (seed 002: random switch graph, up*/down* routing) or fattree (seed 003: Quadrics, a fat tree with hardware multicast; switch_ports / 2 links down per switch)", &Model::topology, 0, 0, "crossbar|hypercube|irregular|fattree"},
     ModelParam{"nodes", "", "64", "nodes in the cluster (the --nodes option sets it too)", &Model::nodes, 1, 1 << 20, ""},
-    ModelParam{"switch_ports", "", "8", "ports per switch (hypercube and irregular)", &Model::switch_ports, 2, 256, ""},
+    ModelParam{"switch_ports", "", "8", "ports per switch (hypercube, irregular and fattree)", &Model::switch_ports, 2, 256, ""},
     ModelParam{"hosts_per_switch", "", "4", "nodes on each switch of an irregular network", &Model::hosts_per_switch, 1, 255, ""},
     ModelParam{"link_bw", "MB/s", "160", "link bandwidth, each direction", &Model::link_bw, 1e-3, 1e9, ""},
     ModelParam{"switch_latency", "us", "0.55", "time for a packet's head to cross a switch", &Model::switch_latency, 0, 1e6, ""},
@@ -98,10 +98,29 @@ const std::array kGmLanai9 = {
     PresetValue{"send_buffers", "32", "assumed: GM send packets in 2 MB of NIC SRAM (seed 001 §6)"},
 };
 
+// Seed 003's cluster. The paper measures the collectives, not the parts: the link, switch and
+// packet figures come from its reference [12] (Petrini et al., IEEE Micro 2002), the host and
+// NIC costs are calibrated to its Fig. 8 and 10, as each value says.
+const std::array kQuadricsElan3 = {
+    PresetValue{"topology", "fattree", "seed 003 §2: QsNet, a quaternary fat tree of Elite switches"},
+    PresetValue{"nodes", "32", "seed 003 §6: 32-node cluster"},
+    PresetValue{"switch_ports", "8", "seed 003 §2: 4 x 4 Elite switches (4 links down, 4 up)"},
+    PresetValue{"link_bw", "400", "assumed: QsNet links carry 400 MB/s each way (seed 003 ref. [12])"},
+    PresetValue{"switch_latency", "0.035", "assumed: about 35 ns through an Elite switch (seed 003 ref. [12])"},
+    PresetValue{"mtu", "320", "assumed: an Elan3 packet carries up to 320 bytes (seed 003 ref. [12])"},
+    PresetValue{"header_bytes", "16", "assumed: route tags, header and CRC of a QsNet packet"},
+    PresetValue{"dma_bw", "315", "calibrated: Elan3 DMA over 66 MHz/64-bit PCI (seed 003 §6) so that a 256 KB hardware multicast peaks near Fig. 10's 306 MB/s"},
+    PresetValue{"ts", "0.5", "calibrated: posting an Elan3 transaction from a 1.13 GHz Pentium-III, with tr so that the software barrier is near Fig. 8's 17 us on 32 nodes (ours 19)"},
+    PresetValue{"tr", "0.5", "calibrated: the host polling an Elan3 event, with ts (Fig. 8)"},
+    PresetValue{"tns", "0.6", "calibrated: Elan3 per packet sent, so that the one-step hardware barrier is near Fig. 8's 4 us"},
+    PresetValue{"tnr", "0.6", "calibrated: Elan3 per packet received, with tns (Fig. 8)"},
+};
+
 const std::array kPresets = {
     Preset{"lfc-myrinet", "seed 000: LFC on 64 Pentium Pros, LANai 4.1 NIs, 33 MHz/32-bit PCI, Myrinet hypercube", kLfcMyrinet},
     Preset{"kesavan97", "seed 002 §5.2: 64 nodes on 16 eight-port switches, irregular, 64-byte packets", kKesavan97},
     Preset{"gm-lanai9", "seed 001 §6: 16 nodes, 1 GHz Pentium-III, LANai 9.1 at 133 MHz with 2 MB SRAM, Myrinet 2000, GM 2.0.3", kGmLanai9},
+    Preset{"quadrics-elan3", "seed 003 §6: 32 nodes, 2 x 1.13 GHz Pentium-III, Elan3 QM-400 on 66 MHz/64-bit PCI, QsNet fat tree", kQuadricsElan3},
 };
 // clang-format on
 

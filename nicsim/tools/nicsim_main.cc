@@ -15,7 +15,9 @@
 #include "plan/barrier.h"
 #include "sim/bcast.h"
 #include "sim/collective.h"
+#include "sim/hw_collective.h"
 #include "sim/model.h"
+#include "tools/hwtree_cmd.h"
 #include "tools/json.h"
 #include "tools/options.h"
 
@@ -29,7 +31,7 @@ constexpr OptionSpec kPresetOpt{"--preset", "P", "model preset (see nicsim prese
 constexpr OptionSpec kNodesOpt{"--nodes", "N", "nodes in the cluster (default: the preset's)"};
 constexpr OptionSpec kSetOpt{"--set", "NAME=VALUE", "set one model parameter (see nicsim params); repeatable", true};
 constexpr OptionSpec kBytesOpt{"--bytes", "B", "message length in bytes (default 0)"};
-constexpr OptionSpec kTreeOpt{"--tree", "T", "binomial|binary|chain|kbinomial[:K]|optimal (default binomial; optimal, or kbinomial without K: Theorem 3's k under the model's costs)"};
+constexpr OptionSpec kTreeOpt{"--tree", "T", "binomial|binary|chain|kbinomial[:K]|optimal (default binomial; optimal, or kbinomial without K: Theorem 3's k under the model's costs); on a fattree network hwtree|software|hardware (default hwtree)"};
 constexpr OptionSpec kForwardingOpt{"--forwarding", "F", "fpfs|fcfs|host: NIC forwarding per packet or per child, or host-based (default fpfs)"};
 constexpr OptionSpec kRootOpt{"--root", "R", "the broadcasting node (default 0)"};
 constexpr OptionSpec kJsonOpt{"--json", "", "print one JSON object instead of text"};
@@ -40,7 +42,8 @@ constexpr std::array kKbinomialOpts = {
     OptionSpec{"--nodes", "N", "multicast set size n (required)"},
     OptionSpec{"--packets", "M", "message length m in packets (default 1)"},
     kJsonOpt, kHelpOpt};
-constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+    kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
     OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
@@ -53,7 +56,9 @@ constexpr std::array kAllgatherOpts = {kPresetOpt, kNodesOpt, kSetOpt,
     kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,
     OptionSpec{"--algorithm", "A", "nic|host, the one with the fewest rounds on the NIC or on the host, or a name from nicsim algorithms, optionally host- prefixed (default nic)"},
-    kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
+    kSkewOpt, kSeedOpt, kHwTreeOpt, kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt,
+    OptionSpec{"--root", "R", "on a fattree network: the node that releases the others (default 0)"},
+    kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kBenchOpts = {kJsonOpt, kHelpOpt};
 constexpr std::array kListOpts = {kHelpOpt};
 // clang-format on
@@ -64,12 +69,6 @@ struct Command {
     std::span<const OptionSpec> options;
     int (*run)(const Options&);
 };
-
-int usage_error(std::string_view command, const std::string& why) {
-    std::fprintf(stderr, "nicsim %.*s: %s\n", static_cast<int>(command.size()), command.data(),
-                 why.c_str());
-    return kBadUsage;
-}
 
 // The model from --preset, --nodes and --set, in that order.
 std::optional<sim::Model> model_from(const Options& opts, std::string* why) {
@@ -250,8 +249,22 @@ void print_counts(const sim::BcastResult& r) {
     std::printf("peak NIC buffers: %zu (most any one NIC held at once)\n", peak);
 }
 
+// Options only a fattree network takes, refused elsewhere rather than ignored.
+std::optional<std::string> fattree_only(const Options& opts) {
+    for (const OptionSpec* o : {&kFaultyOpt, &kFaultyPercentOpt, &kPlannerOpt, &kDotOpt}) {
+        if (opts.has(o->name)) return std::string(o->name) + ": only with the fattree topology (--preset quadrics-elan3)";
+    }
+    return std::nullopt;
+}
+
 int run_experiment(std::string_view command, const Options& opts, bool blast) {
     std::string why;
+    if (!blast) {
+        const auto model = model_from(opts, &why);
+        if (!model) return usage_error(command, why);
+        if (model->topology == "fattree") return run_hw_collective(command, opts, *model, false);
+        if (const auto bad = fattree_only(opts)) return usage_error(command, *bad);
+    }
     auto spec = spec_from(opts, &why);
     if (!spec) return usage_error(command, why);
     if (blast) {
@@ -308,6 +321,17 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
     std::string why;
     auto model = model_from(opts, &why);
     if (!model) return usage_error(command, why);
+    if (!allgather && model->topology == "fattree") {
+        if (opts.has("--algorithm")) return usage_error(command, "--algorithm: a fattree network takes --tree " + std::string(sim::kHwTreeNames));
+        return run_hw_collective(command, opts, *model, true);
+    }
+    if (!allgather) {
+        if (const auto bad = fattree_only(opts)) return usage_error(command, *bad);
+        if (opts.has("--tree") || opts.has("--root")) {
+            return usage_error(command, std::string(opts.has("--tree") ? "--tree" : "--root") +
+                                            ": only with the fattree topology (--preset quadrics-elan3)");
+        }
+    }
     sim::CollectiveSpec spec;
     spec.model = *model;
     spec.algorithm = opts.text("--algorithm", allgather ? "rd" : "nic");
@@ -481,6 +505,7 @@ const std::array kCommands = {
     Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (seed 000 §5.1)", kThroughputOpts, run_throughput},
     Command{"allgather", "simulate one allgather (seed 001): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
     Command{"barrier", "simulate one barrier: latency, host CPU time, packets", kBarrierOpts, run_barrier},
+    Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (seed 003), or the depths over random fault maps", hwtree_options(), run_hwtree},
     Command{"bench", "simulated events per second of wall time on a fixed workload", kBenchOpts, run_bench},
     Command{"params", "list the model parameters: unit, default, meaning", kListOpts, run_params},
     Command{"presets", "list the presets with every value and its source", kListOpts, run_presets},

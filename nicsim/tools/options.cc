@@ -93,6 +93,11 @@ std::optional<double> Options::number(std::string_view name, double fallback, do
     return has(name) ? in_range(name, text(name), min, max, "not a number", why) : fallback;
 }
 
+int usage_error(std::string_view command, const std::string& why) {
+    std::fprintf(stderr, "nicsim %.*s: %s\n", static_cast<int>(command.size()), command.data(), why.c_str());
+    return 2;
+}
+
 std::string describe(std::span<const OptionSpec> specs) {
     std::string out;
     for (const OptionSpec& s : specs) {

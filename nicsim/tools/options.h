@@ -41,6 +41,9 @@ private:
     std::vector<std::pair<std::string, std::string>> given_;
 };
 
+// Bad usage: "nicsim COMMAND: WHY" on stderr; returns the exit status for it, 2.
+int usage_error(std::string_view command, const std::string& why);
+
 // "  --nodes N        nodes in the cluster" lines for --help.
 std::string describe(std::span<const OptionSpec> specs);
 

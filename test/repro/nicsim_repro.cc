@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "plan/kbinomial.h"
 #include "sim/bcast.h"
 #include "sim/collective.h"
+#include "sim/hw_collective.h"
+#include "plan/hwtree.h"
 
 namespace nicsim {
 namespace {
@@ -339,6 +342,168 @@ void seed001_reliability() {
           std::to_string(dropped) + " dropped, " + std::to_string(resent) + " resent", dropped == 0 && resent == 0 && late);
 }
 
+
+// Seed 003: hardware-based multicast trees.
+
+std::string depths_text(const std::map<int, int>& depths, int trials) {
+    std::string out;
+    for (const auto& [d, count] : depths) {
+        out += (out.empty() ? "" : ", ") + std::to_string(d) + fmt("/%.3f", static_cast<double>(count) / trials);
+    }
+    return out;
+}
+
+// The depths of trees over `trials` random maps with `percent` % of `nodes` faulty and a random
+// live source: the greedy tree's, which equals the optimum at 2 (faults in the middle leave two or
+// more groups, which one step cannot reach); where greedy needs more, the backtracking search's
+// best within 500 calls, still an upper bound on the optimum.
+std::map<int, int> table1_cell(Rank nodes, double percent, int trials) {
+    const plan::FatTree net = plan::FatTree::holding(nodes);
+    sim::Rng rng(static_cast<std::uint64_t>(nodes) * 1000 + static_cast<std::uint64_t>(percent * 10), 0x7a1);
+    std::map<int, int> depths;
+    const auto count = static_cast<std::int64_t>(std::llround(percent / 100 * nodes));
+    for (int t = 0; t < trials; ++t) {
+        const auto source = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(nodes)));
+        const auto faults = sim::random_faults(nodes, count, source, rng);
+        const auto groups = plan::live_groups(nodes, faults);
+        int depth = plan::greedy_hw_tree(net, source, groups).depth();
+        if (depth > 2) depth = plan::optimal_hw_tree(net, source, groups, 500).tree.depth();
+        ++depths[depth];
+    }
+    return depths;
+}
+
+void seed003_examples() {
+    const plan::FatTree net = plan::FatTree::holding(16);
+    const std::vector<plan::NodeRange> fig4{{0, 0}, {2, 5}, {7, 15}};
+    const auto o = plan::first_backward_overlap(net, std::vector<plan::NodeRange>{{2, 5}, {7, 15}});
+    const plan::HwTree greedy = plan::greedy_hw_tree(net, 8, fig4);
+    const plan::HwTree optimal = plan::optimal_hw_tree(net, 8, fig4, 100000).tree;
+    claim("seed 003 Fig. 4: 16 nodes, source 8, [0,0] [2,5] [7,15]: backward overlap level, steps",
+          "level 1; 2 steps, 8 -> [7,15] first",
+          "level " + std::to_string(o ? o->level : -1) + "; " + std::to_string(greedy.depth()) + " steps (optimal " +
+              std::to_string(optimal.depth()) + "), 8 -> [" + std::to_string(greedy.steps[0][0].dest.lo) + "," +
+              std::to_string(greedy.steps[0][0].dest.hi) + "] first",
+          o && o->level == 1 && greedy.depth() == 2 && optimal.depth() == 2 &&
+              greedy.steps[0][0].dest == plan::NodeRange{7, 15});
+    const std::vector<plan::NodeRange> sources{{0, 0}, {2, 2}}, groups{{3, 7}, {9, 12}};
+    const plan::LevelCounts c = plan::capabilities(net, sources), n = plan::needs(net, groups);
+    const plan::LevelCounts d = plan::differences(c, n);
+    const auto text = [](const plan::LevelCounts& v) {
+        return "(" + std::to_string(v[1]) + "," + std::to_string(v[0]) + ")";
+    };
+    claim("seed 003 Fig. 5: sources {0,2}, groups [3,7] [9,12]: c, n, d, overlap level",
+          "c=(1,1) n=(2,0) d=(-1,1), level 1",
+          "c=" + text(c) + " n=" + text(n) + " d=" + text(d) + ", level " + std::to_string(plan::forward_overlap_level(d)),
+          c == plan::LevelCounts{1, 1} && n == plan::LevelCounts{0, 2} && d == plan::LevelCounts{1, -1} &&
+              plan::forward_overlap_level(d) == 1);
+}
+
+void seed003_table1(bool full) {
+    for (const Rank nodes : {1024, 2048, 4096}) {
+        if (nodes > 1024 && !full) continue;
+        for (const double percent : {0.2, 0.4, 0.6, 0.8, 1.0}) {
+            const std::map<int, int> depths = table1_cell(nodes, percent, 1000);
+            const std::string what = "seed 003 Table 1: " + std::to_string(nodes) + " nodes, " + fmt("%.1f", percent) +
+                                     " % faulty, 1000 maps: steps/fraction";
+            const bool two_always = depths.size() == 1 && depths.begin()->first == 2;
+            if (nodes < 4096) {
+                claim(what, "2/1.000", depths_text(depths, 1000), two_always);
+            } else if (percent <= 0.6) {
+                known_gap(what, "2/1.000", depths_text(depths, 1000), two_always,
+                          "a map where neither greedy nor 500 calls of backtracking find 2 steps; the "
+                          "optimum may still be 2");
+            } else if (percent < 1.0) {
+                claim(what, "2/0.998, 3/0.002", depths_text(depths, 1000), depths.count(2) && depths.at(2) >= 950);
+            } else {
+                const double three = depths.count(3) ? depths.at(3) / 1000.0 : 0;
+                known_gap(what, "2/0.582, 3/0.418 (issue: 3 in 0.30..0.55)", depths_text(depths, 1000),
+                          three >= 0.30 && three <= 0.55,
+                          "every tree here is checked link by link on the fat tree, so 2-step trees exist in "
+                          "the other maps: the paper's 0.418 reflects its own planner's choices (splitting the "
+                          "largest group on a forward overlap gives 0.83 here), not the optimum");
+            }
+        }
+    }
+}
+
+// §6: greedy as shallow as backtracking; counted over the maps backtracking decides within its
+// budget of recursive calls.
+void seed003_greedy_vs_optimal(bool full) {
+    int decided = 0, same = 0, all = 0, decided_low = 0, same_low = 0;
+    const std::vector<Rank> sizes = full ? std::vector<Rank>{16, 64, 256, 1024, 4096} : std::vector<Rank>{16, 64, 256};
+    for (const Rank nodes : sizes) {
+        const plan::FatTree net = plan::FatTree::holding(nodes);
+        for (const double percent : {0.1, 0.5, 1.0, 5.0, 10.0}) {
+            const auto count = static_cast<std::int64_t>(std::llround(percent / 100 * nodes));
+            if (count == 0) continue;
+            sim::Rng rng(static_cast<std::uint64_t>(nodes) * 7 + static_cast<std::uint64_t>(percent * 10), 0x6c3);
+            const int trials = nodes >= 1024 ? 20 : 100;
+            for (int t = 0; t < trials; ++t) {
+                const auto source = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(nodes)));
+                const auto groups = plan::live_groups(nodes, sim::random_faults(nodes, count, source, rng));
+                const plan::OptimalSearch optimal = plan::optimal_hw_tree(net, source, groups, nodes >= 1024 ? 500 : 5000);
+                ++all;
+                if (!optimal.decided) continue;
+                const bool equal = plan::greedy_hw_tree(net, source, groups).depth() == optimal.tree.depth();
+                ++decided;
+                same += equal;
+                if (percent < 1.0) {
+                    ++decided_low;
+                    same_low += equal;
+                }
+            }
+        }
+    }
+    claim("seed 003 §6: greedy as shallow as backtracking, " + std::to_string(sizes.front()) + "-" +
+              std::to_string(sizes.back()) + " nodes, 0.1-10 % faulty (maps backtracking decided)",
+          ">= 99 %", fmt("%.1f %%", 100.0 * same / std::max(decided, 1)) + " of " + std::to_string(decided) +
+                         " decided (of " + std::to_string(all) + ")",
+          decided > 0 && same >= 0.99 * decided);
+    claim("seed 003 §6: the same below 1 % faulty", "100 %",
+          fmt("%.1f %%", 100.0 * same_low / std::max(decided_low, 1)) + " of " + std::to_string(decided_low),
+          same_low == decided_low);
+}
+
+sim::HwCollectiveResult hw(bool barrier, const std::string& tree, std::vector<Rank> faulty, std::uint64_t bytes = 0) {
+    sim::HwCollectiveSpec spec;
+    spec.model = sim::preset_model(*sim::find_preset("quadrics-elan3"));
+    spec.tree = tree;
+    spec.faulty = std::move(faulty);
+    spec.bytes = bytes;
+    std::string why;
+    auto r = barrier ? sim::run_hw_barrier(spec, nullptr, &why) : sim::run_hw_bcast(spec, nullptr, &why);
+    return must(std::move(r), why);
+}
+
+// Fig. 8-10 on quadrics-elan3, 32 nodes, faulty nodes drawn with a fixed seed.
+void seed003_fig8_to_10() {
+    within("seed 003 Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw(true, "hardware", {}).latency_us, 0.25, "us");
+    sim::Rng rng(3, 0x8f);
+    double worst = 1e300, hw_most = 0, sw_least = 1e300;
+    for (int f = 1; f <= 4; ++f) {
+        const std::vector<Rank> faulty = sim::random_faults(32, f, 0, rng);
+        const double h = hw(true, "hwtree", faulty).latency_us, s = hw(true, "software", faulty).latency_us;
+        worst = std::min(worst, s / h);
+        hw_most = std::max(hw_most, h);
+        sw_least = std::min(sw_least, s);
+    }
+    within("seed 003 Fig. 8: hardware-tree barrier, 32 nodes, 1-4 faulty (slowest)", 7.0, hw_most, 0.25, "us");
+    within("seed 003 Fig. 8: software-tree barrier, 32 nodes, 1-4 faulty (fastest)", 15.9, sw_least, 0.25, "us");
+    claim("seed 003 Fig. 8: hardware tree over software tree, barrier, 1-4 faulty", "about 2.4x (issue: >= 1.8x)",
+          fmt("%.2fx at least", worst), worst >= 1.8);
+    const double peak_hw = hw(false, "hardware", {}, 262144).bandwidth_mbs;
+    within("seed 003 Fig. 10: hardware multicast, 256 KB", 306, peak_hw, 0.25, "MB/s");
+    const std::vector<Rank> two{5, 17};
+    const double tree = hw(false, "hwtree", two, 65536).bandwidth_mbs;
+    const double soft = hw(false, "software", two, 32768).bandwidth_mbs;
+    within("seed 003 Fig. 10: hardware-tree broadcast, 64 KB, 2 faulty", 124, tree, 0.25, "MB/s");
+    within("seed 003 Fig. 9: software-tree broadcast, 32 KB, 2 faulty", 40, soft, 0.25, "MB/s");
+    claim("seed 003 Fig. 9-10: hardware-tree bandwidth over software tree's (64 KB)", "3.1x (issue: >= 2x)",
+          fmt("%.2fx", tree / hw(false, "software", two, 65536).bandwidth_mbs),
+          tree >= 2 * hw(false, "software", two, 65536).bandwidth_mbs);
+}
+
 }  // namespace
 }  // namespace nicsim
 
@@ -364,6 +529,10 @@ int main(int argc, char** argv) {
     seed001_fig9();
     seed001_fig10();
     seed001_reliability();
+    seed003_examples();
+    seed003_table1(full);
+    seed003_greedy_vs_optimal(full);
+    seed003_fig8_to_10();
     int failed = 0;
     if (table) {
         std::printf("%-90s | %-28s | %-34s | %s\n", "result", "paper", "ours", "ratio");

@@ -61,7 +61,7 @@ TEST(Model, BadValuesAreRefusedWithTheReason) {
     EXPECT_FALSE(set_model_param(m, "tns", "fast", &why));
     EXPECT_EQ(why, "tns=fast: not a number");
     EXPECT_FALSE(set_model_param(m, "topology", "torus", &why));
-    EXPECT_EQ(why, "topology=torus: not one of crossbar|hypercube|irregular");
+    EXPECT_EQ(why, "topology=torus: not one of crossbar|hypercube|irregular|fattree");
     EXPECT_FALSE(set_model_param(m, "speed", "1", &why));
     EXPECT_EQ(why, "unknown model parameter 'speed' (see nicsim params)");
     EXPECT_FALSE(set_model_param(m, "nodes", "0", &why));
