@@ -6,6 +6,8 @@
  */
 #include "coll_nicoll.h"
 
+#include <string.h>
+
 #include "opal/datatype/opal_convertor.h"
 
 bool nicoll_contiguous(const struct ompi_datatype_t *type, size_t count)
@@ -22,6 +24,10 @@ void *nicoll_data_start(const void *buf, const struct ompi_datatype_t *type)
 int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *type, void *out,
                 size_t bytes)
 {
+    if (nicoll_contiguous(type, count)) { /* no convertor to set up for one run of bytes */
+        memcpy(out, nicoll_data_start(buf, type), bytes);
+        return OMPI_SUCCESS;
+    }
     opal_convertor_t convertor;
     struct iovec iov = {.iov_base = out, .iov_len = bytes};
     uint32_t iov_count = 1;
@@ -42,6 +48,10 @@ int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *typ
 int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
                   const struct ompi_datatype_t *type)
 {
+    if (nicoll_contiguous(type, count)) {
+        memcpy(nicoll_data_start(buf, type), in, bytes);
+        return OMPI_SUCCESS;
+    }
     opal_convertor_t convertor;
     struct iovec iov = {.iov_base = (void *) in, .iov_len = bytes};
     uint32_t iov_count = 1;

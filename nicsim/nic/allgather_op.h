@@ -55,7 +55,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
@@ -138,8 +137,9 @@ private:
     std::size_t step_ = 0;            // the first step whose receive is incomplete
     bool step_sent_ = false;          // combining: whether step_'s sends are out
     // Combined packets whose pieces lie apart, gathered; kept as long as the op, like every
-    // other payload it hands the fabric (Fabric::transmit).
-    std::deque<std::vector<std::byte>> gathered_;
+    // other payload it hands the fabric (Fabric::transmit). (A vector of vectors: the bytes of
+    // each stay put when the outer one grows, and an op that gathers nothing allocates nothing.)
+    std::vector<std::vector<std::byte>> gathered_;
 };
 
 }  // namespace nicsim::nic
