@@ -218,8 +218,9 @@ int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *typ
 int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
                   const struct ompi_datatype_t *type);
 
-/* The engine's packet size and credits for this job: the MCA values, or auto's choice. */
-size_t nicoll_packet_size(void);
+/* The engine's packet size and credits on a communicator of `comm_size` ranks: the MCA values,
+ * or auto's choice. */
+size_t nicoll_packet_size(int comm_size);
 int nicoll_credits(int comm_size);
 
 mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int *priority);

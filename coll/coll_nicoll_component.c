@@ -35,8 +35,11 @@ nicoll_component_t mca_coll_nicoll_component = {
     .output = -1,
 };
 
-/* auto's choices where the engine has no model of this machine yet. */
+/* auto's choices where the engine has no model of this machine yet. Packets pipeline a message
+ * down a tree, so where ranks forward they are cut small; between two ranks nothing is forwarded
+ * and every packet only costs a PML message more. */
 #define NICOLL_AUTO_PACKET_SIZE 65536
+#define NICOLL_AUTO_PACKET_SIZE_PAIR (1 << 20)
 #define NICOLL_AUTO_CREDITS 8
 /* auto keeps a communicator's receive buffers near this many (LFC's fixed NIC memory, shared
  * among the senders), with at least one credit per peer. */
@@ -92,8 +95,8 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Payload bytes per engine packet, 1..67108864, or auto (65536). Must be the same on every "
-     "rank.",
+     "Payload bytes per engine packet, 1..67108864, or auto (65536; 1048576 on communicators "
+     "of two ranks, where no rank forwards). Must be the same on every rank.",
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits, "
@@ -245,10 +248,12 @@ static int nicoll_register(void)
     return OMPI_SUCCESS;
 }
 
-size_t nicoll_packet_size(void)
+size_t nicoll_packet_size(int comm_size)
 {
-    return NICOLL_AUTO == NICOLL_C->packet_size ? NICOLL_AUTO_PACKET_SIZE
-                                                : (size_t) NICOLL_C->packet_size;
+    if (NICOLL_AUTO != NICOLL_C->packet_size) {
+        return (size_t) NICOLL_C->packet_size;
+    }
+    return 2 == comm_size ? NICOLL_AUTO_PACKET_SIZE_PAIR : NICOLL_AUTO_PACKET_SIZE;
 }
 
 int nicoll_credits(int comm_size)

@@ -152,7 +152,7 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     const int credits = nicoll_credits(size);
     memset(t, 0, sizeof(*t));
     t->comm = comm;
-    t->packet_size = nicoll_packet_size();
+    t->packet_size = nicoll_packet_size(size);
     t->inline_bytes = t->packet_size < NICOLL_INLINE_BYTES ? t->packet_size : NICOLL_INLINE_BYTES;
     t->slot_bytes = NICSIM_HEADER_BYTES + t->inline_bytes;
     t->recv_slots = credits * (size - 1);

@@ -59,12 +59,13 @@ report() {
 }
 
 # The packet sizes test_coll puts its boundary counts at: the run's, or for `auto` the sizes
-# in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default 65536, auto's choice). A packet
-# larger than the transport's inline limit (4000 bytes) also gets boundaries there: payloads of
-# up to 4000 bytes travel with their headers, larger ones apart.
+# in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default auto's choices, 65536 and on two
+# ranks 1 MiB, and the inline limit). A packet larger than the transport's inline limit (4000
+# bytes) also gets boundaries there: payloads of up to 4000 bytes travel with their headers,
+# larger ones apart.
 packet_sizes() {
     size=$1
-    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-65536}
+    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-65536,1048576,4000}
     case $size in
         *,*) echo "$size" ;;
         *) if [ "$size" -gt 4000 ]; then echo "$size,4000"; else echo "$size"; fi ;;
