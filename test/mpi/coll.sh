@@ -58,14 +58,16 @@ report() {
     fi
 }
 
-# The packet sizes test_coll puts its boundary counts at: the run's, or for `auto` the sizes
-# in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default auto's choices, 65536 and on two
-# ranks 1 MiB, and the inline limit). A packet larger than the transport's inline limit (4000
-# bytes) also gets boundaries there: payloads of up to 4000 bytes travel with their headers,
-# larger ones apart.
-packet_sizes() {
+# The packet sizes test_coll puts its boundary counts at, for a run on NP ranks: the run's, or
+# for `auto` the sizes in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default auto's
+# choice, 1 MiB on 2 ranks and 65536 on more). A packet larger than the transport's inline limit
+# (4000 bytes) also gets boundaries there: payloads of up to 4000 bytes travel with their
+# headers, larger ones apart.
+packet_sizes() { # SIZE NP
     size=$1
-    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-65536,1048576,4000}
+    auto=65536
+    [ "$2" -eq 2 ] && auto=1048576
+    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-$auto}
     case $size in
         *,*) echo "$size" ;;
         *) if [ "$size" -gt 4000 ]; then echo "$size,4000"; else echo "$size"; fi ;;
@@ -77,6 +79,7 @@ packet_sizes() {
 # as users run it, to show nicoll still serves).
 runs='1 auto      auto auto auto               auto  auto -
 2 kbinomial 1    rd   dissemination      1000  1    -
+2 auto      auto ab   auto               auto  auto -
 3 binomial  auto ab   recursive_doubling 4096  2    -
 4 kbinomial 2    ab   dissemination      65536 16   -
 5 chain     auto rd   recursive_doubling 1000  auto -
@@ -98,7 +101,7 @@ while read -r np bcast k allgather barrier packet credits list; do
         --mca coll_nicoll_allgather_algorithm "$allgather" \
         --mca coll_nicoll_barrier_algorithm "$barrier" \
         --mca coll_nicoll_packet_size "$packet" --mca coll_nicoll_credits "$credits" \
-        "$program" $flags --packet-size "$(packet_sizes "$packet")" --seed "$seed"
+        "$program" $flags --packet-size "$(packet_sizes "$packet" "$np")" --seed "$seed"
     report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, $list]"
 done <<RUNS
 $runs
@@ -112,7 +115,7 @@ for invalid in "$invalid1" "$invalid2"; do
     for pair in $invalid; do set -- "$@" --mca "coll_nicoll_${pair%%=*}" "${pair#*=}"; done
     launch 3 --mca coll "$components" "$@" \
         "$program" $flags --sections blocking,nonblocking,barrier --large 100000 \
-        --packet-size "$(packet_sizes auto)"
+        --packet-size "$(packet_sizes auto 3)"
     report "[invalid: $invalid]"
     for pair in $invalid; do
         what="invalid coll_nicoll_${pair%%=*}=${pair#*=}: a warning names the variable and the value"
