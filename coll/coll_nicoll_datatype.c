@@ -21,51 +21,44 @@ void *nicoll_data_start(const void *buf, const struct ompi_datatype_t *type)
     return (char *) buf + type->super.true_lb;
 }
 
-int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *type, void *out,
-                size_t bytes)
+/* Packs (count, type) at buf into the flat buffer, or unpacks the flat buffer into it. */
+static int convert(bool pack, void *buf, size_t count, const struct ompi_datatype_t *type,
+                   void *flat, size_t bytes)
 {
     if (nicoll_contiguous(type, count)) { /* no convertor to set up for one run of bytes */
-        memcpy(out, nicoll_data_start(buf, type), bytes);
+        void *data = nicoll_data_start(buf, type);
+        memcpy(pack ? flat : data, pack ? data : flat, bytes);
         return OMPI_SUCCESS;
     }
     opal_convertor_t convertor;
-    struct iovec iov = {.iov_base = out, .iov_len = bytes};
+    struct iovec iov = {.iov_base = flat, .iov_len = bytes};
     uint32_t iov_count = 1;
     size_t max_data = bytes;
 
     OBJ_CONSTRUCT(&convertor, opal_convertor_t);
-    int rc = opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor, &type->super,
-                                                      count, buf, 0, &convertor);
+    int rc = pack ? opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
+                                                             &type->super, count, buf, 0,
+                                                             &convertor)
+                  : opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
+                                                             &type->super, count, buf, 0,
+                                                             &convertor);
     if (OPAL_SUCCESS == rc) {
-        rc = opal_convertor_pack(&convertor, &iov, &iov_count, &max_data) < 0 || max_data != bytes
-                 ? OMPI_ERROR
-                 : OMPI_SUCCESS;
+        int32_t done = pack ? opal_convertor_pack(&convertor, &iov, &iov_count, &max_data)
+                            : opal_convertor_unpack(&convertor, &iov, &iov_count, &max_data);
+        rc = done < 0 || max_data != bytes ? OMPI_ERROR : OMPI_SUCCESS;
     }
     OBJ_DESTRUCT(&convertor);
     return rc;
 }
 
+int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *type, void *out,
+                size_t bytes)
+{
+    return convert(true, (void *) buf, count, type, out, bytes);
+}
+
 int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
                   const struct ompi_datatype_t *type)
 {
-    if (nicoll_contiguous(type, count)) {
-        memcpy(nicoll_data_start(buf, type), in, bytes);
-        return OMPI_SUCCESS;
-    }
-    opal_convertor_t convertor;
-    struct iovec iov = {.iov_base = (void *) in, .iov_len = bytes};
-    uint32_t iov_count = 1;
-    size_t max_data = bytes;
-
-    OBJ_CONSTRUCT(&convertor, opal_convertor_t);
-    int rc = opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor, &type->super,
-                                                      count, buf, 0, &convertor);
-    if (OPAL_SUCCESS == rc) {
-        rc = opal_convertor_unpack(&convertor, &iov, &iov_count, &max_data) < 0 ||
-                     max_data != bytes
-                 ? OMPI_ERROR
-                 : OMPI_SUCCESS;
-    }
-    OBJ_DESTRUCT(&convertor);
-    return rc;
+    return convert(false, buf, count, type, (void *) in, bytes);
 }
