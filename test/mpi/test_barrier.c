@@ -21,23 +21,11 @@
 #include <time.h>
 
 #include "../../examples/nicoll_pvar.h"
+#include "spin.h"
 
 static int world_rank, world_size;
 static long long nicoll_expected; /* barriers nicoll must have run on this rank */
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
-static void spin_us(double us)
-{
-    double until = now_us() + us;
-    while (now_us() < until) {
-    }
-}
 
 /* Prints one TAP line on world rank 0; `ok` is combined over all ranks. */
 static int report(int ok, const char *what)

@@ -51,6 +51,7 @@
 #include <time.h>
 
 #include "../../examples/nicoll_pvar.h"
+#include "spin.h"
 
 enum { C_BARRIER, C_BCAST, C_ALLGATHER, C_IBARRIER, C_IBCAST, C_IALLGATHER, N_COLLS };
 static const char *coll_names[N_COLLS] = {"barrier",  "bcast",  "allgather",
@@ -126,19 +127,6 @@ static int report(int ok, const char *what)
     return all_ok;
 }
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
-}
-
-static void spin_us(double us)
-{
-    double until = now_us() + us;
-    while (now_us() < until) {
-    }
-}
 
 /* splitmix64: the same sequence on every rank for the same seed */
 static uint64_t next_random(uint64_t *state)
