@@ -589,6 +589,7 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
       topology_(std::move(topology)),
       sim_(sim),
       trace_(trace),
+      switch_hop_(from_us(model.switch_latency)),
       link_free_(topology_.links(), 0) {
     const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding};
     // In a pipelined run every node is busy, so consecutive events are at different nodes, whose
@@ -677,10 +678,8 @@ bool Cluster::lose(const PacketHeader& header) {
 
 Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
                      std::span<const std::byte> payload, Time leave) {
-    const Time ser = transfer_time(
-        std::uint64_t{header.payload_bytes} + static_cast<std::uint64_t>(model_.header_bytes),
-        model_.link_bw);
-    const Time hop = from_us(model_.switch_latency);
+    const Time ser = wire_time(header.payload_bytes);
+    const Time hop = switch_hop_;
     Time head = leave;
     Time start = leave;
     Time left = 0;  // the tail leaves the first link
@@ -713,6 +712,16 @@ Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const Pac
     }
     sim_.schedule(start + ser, *nodes_[dst], kArrive, id);
     return left;
+}
+
+Time Cluster::wire_time(std::uint32_t payload_bytes) {
+    if (payload_bytes != wire_payload_) {
+        wire_payload_ = payload_bytes;
+        wire_time_ = transfer_time(
+            std::uint64_t{payload_bytes} + static_cast<std::uint64_t>(model_.header_bytes),
+            model_.link_bw);
+    }
+    return wire_time_;
 }
 
 void Cluster::fail(std::string what) {

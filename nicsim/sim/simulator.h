@@ -66,7 +66,6 @@ private:
     static constexpr int kBuckets = 65;
     static int bucket(Time at, Time now) { return std::bit_width(at ^ now); }
     void refill();
-    void prefetch_next() const;
 
     std::array<std::vector<Event>, kBuckets> buckets_;
     std::uint64_t occupied_ = 0;  // bit b - 1 set: bucket b (1..64) holds events
