@@ -110,6 +110,12 @@ public:
 
     void on_event(std::uint32_t kind, std::uint32_t arg) override {
         const Time now = c_.sim_.now();
+        // The simulator prefetches the next event's node; if that event is an arrival, its
+        // flight is the other thing it will wait for (a big run's flights are far apart).
+        if (const Simulator::Event* next = c_.sim_.next_event();
+            next != nullptr && next->kind == kArrive && next->arg < c_.flights_.size()) {
+            __builtin_prefetch(&c_.flights_[next->arg]);
+        }
         switch (kind) {
         case kArrive: {
             const Flight f = c_.flights_[arg];

@@ -26,6 +26,13 @@ protected:
 
 class Simulator {
 public:
+    struct Event {
+        Time at;
+        EventHandler* handler;
+        std::uint32_t kind;
+        std::uint32_t arg;
+    };
+
     Time now() const { return now_; }
     // Runs `handler.on_event(kind, arg)` at time `at` (not before now()).
     void schedule(Time at, EventHandler& handler, std::uint32_t kind, std::uint32_t arg = 0);
@@ -38,13 +45,14 @@ public:
     // nodes) does not wait for it. 0, the default, prefetches nothing.
     void set_prefetch_bytes(std::size_t bytes) { prefetch_bytes_ = bytes; }
 
+    // While an event runs: the event that runs after it, when that is certain already (it was
+    // scheduled for now(), so nothing scheduled from here on comes before it), or null. A
+    // handler may prefetch what that event needs beyond its handler's state.
+    const Event* next_event() const {
+        return next_ < buckets_[0].size() ? &buckets_[0][next_] : nullptr;
+    }
+
 private:
-    struct Event {
-        Time at;
-        EventHandler* handler;
-        std::uint32_t kind;
-        std::uint32_t arg;
-    };
     // The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which needs what a
     // simulator guarantees: nothing is scheduled before now(). Bucket 0 holds the events at
     // now(); bucket b > 0 those whose time first differs from now() in bit b - 1 (counting from
