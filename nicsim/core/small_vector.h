@@ -3,8 +3,9 @@
 // state sits in a few adjacent cache lines instead of a dozen separate allocations, which is what
 // a simulation of thousands of nodes, each touched once per event, spends its time waiting for.
 //
-// The elements are contiguous either way (data(), spans), and data_ points at them wherever they
-// are, so reading an element costs what it costs in a std::vector: no test of where they live.
+// The elements are contiguous either way (data(), spans). The vector is its sizes, one pointer
+// to heap storage (null while inline) and the inline slots: finding the elements costs a
+// conditional move, and every vector in a node's hot state is 16 bytes more than its slots.
 // A spilled vector keeps its heap storage until clear(). Slots past size() hold
 // default-constructed or moved-from values, so T must be default-constructible and movable.
 #pragma once
@@ -42,28 +43,27 @@ public:
 
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    T* data() { return data_; }
-    const T* data() const { return data_; }
-    T* begin() { return data_; }
-    T* end() { return data_ + size_; }
-    const T* begin() const { return data_; }
-    const T* end() const { return data_ + size_; }
-    T& operator[](std::size_t i) { return data_[i]; }
-    const T& operator[](std::size_t i) const { return data_[i]; }
-    T& back() { return data_[size_ - 1]; }
+    T* data() { return heap_ ? heap_.get() : inline_.data(); }
+    const T* data() const { return heap_ ? heap_.get() : inline_.data(); }
+    T* begin() { return data(); }
+    T* end() { return data() + size_; }
+    const T* begin() const { return data(); }
+    const T* end() const { return data() + size_; }
+    T& operator[](std::size_t i) { return data()[i]; }
+    const T& operator[](std::size_t i) const { return data()[i]; }
+    T& back() { return data()[size_ - 1]; }
 
     template <typename... Args>
     T& emplace_back(Args&&... args) {
         if (size_ == capacity_) grow(size_ + 1);
-        return data_[size_++] = T(std::forward<Args>(args)...);
+        return data()[size_++] = T(std::forward<Args>(args)...);
     }
     void push_back(T item) { emplace_back(std::move(item)); }
-    void pop_back() { data_[--size_] = T(); }
+    void pop_back() { data()[--size_] = T(); }
     // Empties the vector, back to its inline slots.
     void clear() {
         for (std::size_t i = 0; i < std::min<std::size_t>(size_, N); ++i) inline_[i] = T();
         heap_.reset();
-        data_ = inline_.data();
         size_ = 0;
         capacity_ = N;
     }
@@ -75,7 +75,7 @@ public:
     // Grows by default-constructed elements (the slots past size() hold them: see pop_back()).
     void resize(std::size_t n) {
         if (n > capacity_) grow(n);
-        for (std::size_t i = n; i < size_; ++i) data_[i] = T();
+        for (std::size_t i = n; i < size_; ++i) data()[i] = T();
         size_ = static_cast<std::uint32_t>(n);
     }
 
@@ -84,33 +84,30 @@ private:
     void grow(std::size_t capacity) {
         capacity = std::max<std::size_t>({capacity, 2 * std::size_t{capacity_}, 4});
         auto bigger = std::make_unique<T[]>(capacity);
-        std::move(data_, data_ + size_, bigger.get());
+        std::move(begin(), end(), bigger.get());
         if constexpr (N > 0) {
             if (!heap_) std::fill(inline_.begin(), inline_.begin() + size_, T());
         }
         heap_ = std::move(bigger);
-        data_ = heap_.get();
         capacity_ = static_cast<std::uint32_t>(capacity);
     }
     // Takes `other`'s elements, leaving it empty; *this is empty and inline.
     void take(SmallVector& other) {
         if (other.heap_) {
             heap_ = std::move(other.heap_);
-            data_ = heap_.get();
             capacity_ = other.capacity_;
         } else if constexpr (N > 0) {
-            std::move(other.data_, other.data_ + other.size_, inline_.begin());
+            std::move(other.begin(), other.end(), inline_.begin());
         }
         size_ = other.size_;
         other.clear();
     }
 
-    // The pointer and sizes first: an inline vector's size and first elements share a cache
+    // The sizes and the pointer first: an inline vector's size and first elements share a cache
     // line with them.
-    T* data_ = inline_.data();
     std::uint32_t size_ = 0;
     std::uint32_t capacity_ = N;
-    std::unique_ptr<T[]> heap_;
+    std::unique_ptr<T[]> heap_;  // the elements once spilled
     std::array<T, N> inline_{};
 };
 
