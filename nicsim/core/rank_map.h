@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -30,8 +31,9 @@ public:
             }
             return kAbsent;
         }
-        for (std::size_t s = slot(rank);; s = (s + 1) & (slots_.size() - 1)) {
-            if (slots_[s] == kAbsent || keys_[slots_[s]] == rank) return slots_[s];
+        const std::vector<std::uint32_t>& slots = table_->slots;
+        for (std::size_t s = slot(rank);; s = (s + 1) & (slots.size() - 1)) {
+            if (slots[s] == kAbsent || keys_[slots[s]] == rank) return slots[s];
         }
     }
 
@@ -52,7 +54,7 @@ public:
         keys_.push_back(rank);
         values_.emplace_back(std::forward<Args>(args)...);
         if (keys_.size() > kScan) {
-            if (2 * keys_.size() > slots_.size()) {
+            if (!table_ || 2 * keys_.size() > table_->slots.size()) {
                 rehash();
             } else {
                 place(i);
@@ -74,27 +76,36 @@ public:
 private:
     static constexpr std::size_t kScan = 8;
 
+    // The open-addressing table of a map past kScan ranks, behind one pointer: most maps never
+    // need one, and a node's maps sit in its hot cache lines.
+    struct Table {
+        std::vector<std::uint32_t> slots;  // indices into keys_ and values_
+        int shift = 32;
+    };
+
     std::size_t slot(Rank rank) const {
-        return static_cast<std::size_t>((static_cast<std::uint32_t>(rank) * 0x9e3779b1u) >> shift_);
+        return static_cast<std::size_t>((static_cast<std::uint32_t>(rank) * 0x9e3779b1u) >>
+                                        table_->shift);
     }
     void place(std::uint32_t i) {
+        std::vector<std::uint32_t>& slots = table_->slots;
         std::size_t s = slot(keys_[i]);
-        while (slots_[s] != kAbsent) s = (s + 1) & (slots_.size() - 1);
-        slots_[s] = i;
+        while (slots[s] != kAbsent) s = (s + 1) & (slots.size() - 1);
+        slots[s] = i;
     }
     void rehash() {
+        if (!table_) table_ = std::make_unique<Table>();
         std::size_t n = 16;
         while (n < 2 * keys_.size()) n *= 2;
-        slots_.assign(n, kAbsent);
-        shift_ = 32;
-        for (; n > 1; n >>= 1) --shift_;
+        table_->slots.assign(n, kAbsent);
+        table_->shift = 32;
+        for (; n > 1; n >>= 1) --table_->shift;
         for (std::uint32_t i = 0; i < keys_.size(); ++i) place(i);
     }
 
     SmallVector<Rank, N> keys_;
     SmallVector<T, N> values_;
-    std::vector<std::uint32_t> slots_;  // indices into keys_ and values_, once past kScan
-    int shift_ = 32;
+    std::unique_ptr<Table> table_;  // once past kScan ranks
 };
 
 }  // namespace nicsim

@@ -3,7 +3,10 @@
 // state sits in a few adjacent cache lines instead of a dozen separate allocations, which is what
 // a simulation of thousands of nodes, each touched once per event, spends its time waiting for.
 //
-// The elements are contiguous either way (data(), spans). Inline slots past size() hold
+// The elements are contiguous either way (data(), spans). The vector is its sizes, one pointer
+// to heap storage (null while inline) and the inline slots: finding the elements costs a
+// conditional move, and every vector in a node's hot state is 16 bytes more than its slots.
+// A spilled vector keeps its heap storage until clear(). Slots past size() hold
 // default-constructed or moved-from values, so T must be default-constructible and movable.
 #pragma once
 
@@ -11,8 +14,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
-#include <vector>
 
 namespace nicsim {
 
@@ -24,69 +27,88 @@ public:
     SmallVector(It first, It last) {
         assign(first, last);
     }
+    SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
+    SmallVector(SmallVector&& other) noexcept { take(other); }
+    SmallVector& operator=(const SmallVector& other) {
+        if (this != &other) assign(other.begin(), other.end());
+        return *this;
+    }
+    SmallVector& operator=(SmallVector&& other) noexcept {
+        if (this != &other) {
+            clear();
+            take(other);
+        }
+        return *this;
+    }
 
-    std::size_t size() const { return spilled_ ? heap_.size() : size_; }
-    bool empty() const { return size() == 0; }
-    T* data() { return spilled_ ? heap_.data() : inline_.data(); }
-    const T* data() const { return spilled_ ? heap_.data() : inline_.data(); }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    T* data() { return heap_ ? heap_.get() : inline_.data(); }
+    const T* data() const { return heap_ ? heap_.get() : inline_.data(); }
     T* begin() { return data(); }
-    T* end() { return data() + size(); }
+    T* end() { return data() + size_; }
     const T* begin() const { return data(); }
-    const T* end() const { return data() + size(); }
+    const T* end() const { return data() + size_; }
     T& operator[](std::size_t i) { return data()[i]; }
     const T& operator[](std::size_t i) const { return data()[i]; }
-    T& back() { return data()[size() - 1]; }
+    T& back() { return data()[size_ - 1]; }
 
     template <typename... Args>
     T& emplace_back(Args&&... args) {
-        if (!spilled_ && size_ < N) return inline_[size_++] = T(std::forward<Args>(args)...);
-        if (!spilled_) spill(N + 1);
-        return heap_.emplace_back(std::forward<Args>(args)...);
+        if (size_ == capacity_) grow(size_ + 1);
+        return data()[size_++] = T(std::forward<Args>(args)...);
     }
     void push_back(T item) { emplace_back(std::move(item)); }
-    void pop_back() {
-        if (spilled_) {
-            heap_.pop_back();
-        } else {
-            inline_[--size_] = T();
-        }
-    }
+    void pop_back() { data()[--size_] = T(); }
+    // Empties the vector, back to its inline slots.
     void clear() {
-        if (spilled_) heap_.clear();
-        spilled_ = false;
-        for (std::size_t i = 0; i < size_; ++i) inline_[i] = T();
+        for (std::size_t i = 0; i < std::min<std::size_t>(size_, N); ++i) inline_[i] = T();
+        heap_.reset();
         size_ = 0;
+        capacity_ = N;
     }
     template <typename It>
     void assign(It first, It last) {
         clear();
         for (; first != last; ++first) emplace_back(*first);
     }
-    // Grows by default-constructed elements.
+    // Grows by default-constructed elements (the slots past size() hold them: see pop_back()).
     void resize(std::size_t n) {
-        if (!spilled_ && n <= N) {
-            size_ = static_cast<std::uint32_t>(n);
-            return;
-        }
-        if (!spilled_) spill(n);
-        heap_.resize(n);
+        if (n > capacity_) grow(n);
+        for (std::size_t i = n; i < size_; ++i) data()[i] = T();
+        size_ = static_cast<std::uint32_t>(n);
     }
 
 private:
-    // Once spilled, the heap holds every element until clear().
-    void spill(std::size_t capacity) {
-        heap_.reserve(std::max(capacity, 2 * N));
-        for (std::size_t i = 0; i < size_; ++i) heap_.push_back(std::exchange(inline_[i], T()));
-        size_ = 0;
-        spilled_ = true;
+    // Moves the elements to a heap block of at least `capacity` slots (twice the current one).
+    void grow(std::size_t capacity) {
+        capacity = std::max<std::size_t>({capacity, 2 * std::size_t{capacity_}, 4});
+        auto bigger = std::make_unique<T[]>(capacity);
+        std::move(begin(), end(), bigger.get());
+        if constexpr (N > 0) {
+            if (!heap_) std::fill(inline_.begin(), inline_.begin() + size_, T());
+        }
+        heap_ = std::move(bigger);
+        capacity_ = static_cast<std::uint32_t>(capacity);
+    }
+    // Takes `other`'s elements, leaving it empty; *this is empty and inline.
+    void take(SmallVector& other) {
+        if (other.heap_) {
+            heap_ = std::move(other.heap_);
+            capacity_ = other.capacity_;
+        } else if constexpr (N > 0) {
+            std::move(other.begin(), other.end(), inline_.begin());
+        }
+        size_ = other.size_;
+        other.clear();
     }
 
-    // The sizes first and the heap's vector last: an inline vector's size and first elements
-    // share a cache line, and the vector is only read once spilled.
-    std::uint32_t size_ = 0;  // elements inline, while not spilled
-    bool spilled_ = false;
+    // The sizes and the pointer first: an inline vector's size and first elements share a cache
+    // line with them.
+    std::uint32_t size_ = 0;
+    std::uint32_t capacity_ = N;
+    std::unique_ptr<T[]> heap_;  // the elements once spilled
     std::array<T, N> inline_{};
-    std::vector<T> heap_;
 };
 
 }  // namespace nicsim

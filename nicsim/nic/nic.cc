@@ -64,13 +64,21 @@ Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> p
     Buffer& b = buffers_[id];
     b.header = header;
     b.header.credits = 0;
-    b.payload.assign(payload.begin(), payload.end());
+    if (!payload.empty()) {
+        if (payloads_.size() <= id) payloads_.resize(id + 1);
+        payloads_[id].assign(payload.begin(), payload.end());
+    }
     b.from = from;
     b.sends_left = 0;
     b.for_host = false;
     b.slot_held = true;
     stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size());
     return id;
+}
+
+std::span<const std::byte> Nic::payload_of(BufferId id) const {
+    return id < payloads_.size() ? std::span<const std::byte>(payloads_[id])
+                                 : std::span<const std::byte>();
 }
 
 Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload) {
@@ -199,7 +207,7 @@ void Nic::deliver_or_keep(BufferId id) {
 
 void Nic::hand_to_host(BufferId id) {
     Buffer& b = buffers_[id];
-    host_.deliver(b.header, b.payload);
+    host_.deliver(b.header, payload_of(id));
     ++stats_.delivered;
     b.for_host = false;
     if (config_.forwarding == Forwarding::fcfs) release_slot(b);
@@ -235,7 +243,7 @@ void Nic::maybe_free(BufferId id) {
     Buffer& b = buffers_[id];
     if (b.sends_left != 0 || b.for_host) return;
     release_slot(b);
-    b.payload.clear();
+    if (id < payloads_.size()) payloads_[id].clear();
     free_.push_back(id);
 }
 
@@ -261,7 +269,7 @@ Status Nic::pump() {
             header.origin = rank_;
         } else {
             header = buffers_[d.buffer].header;
-            payload = buffers_[d.buffer].payload;
+            payload = payload_of(d.buffer);
         }
         header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
         const Status s = fabric_.transmit(peers_.keys()[d.dst], header, payload);

@@ -139,6 +139,10 @@ private:
     // schedules its arrival at `dst` and returns when its tail has left the NIC.
     Time launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
                 std::span<const std::byte> payload, Time leave);
+    // How long a packet with `payload_bytes` takes to cross a link. Nearly every packet of a run
+    // is as long as the one before (a full MTU), so the last answer is kept rather than
+    // converting and dividing again.
+    Time wire_time(std::uint32_t payload_bytes);
     // Whether a collective packet arriving now is lost.
     bool lose(const PacketHeader& header);
     void fail(std::string what);
@@ -147,6 +151,9 @@ private:
     Topology topology_;
     Simulator& sim_;
     Trace* trace_;
+    const Time switch_hop_;  // the model's switch latency
+    std::uint32_t wire_payload_ = ~std::uint32_t{0};  // wire_time()'s last question...
+    Time wire_time_ = 0;                              // ...and its answer
     std::vector<std::unique_ptr<Node>> nodes_;
     std::vector<Time> link_free_;
     std::vector<Flight> flights_;

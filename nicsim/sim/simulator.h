@@ -6,6 +6,8 @@
 // nothing, which matters at tens of millions of events per run.
 #pragma once
 
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -24,6 +26,13 @@ protected:
 
 class Simulator {
 public:
+    struct Event {
+        Time at;
+        EventHandler* handler;
+        std::uint32_t kind;
+        std::uint32_t arg;
+    };
+
     Time now() const { return now_; }
     // Runs `handler.on_event(kind, arg)` at time `at` (not before now()).
     void schedule(Time at, EventHandler& handler, std::uint32_t kind, std::uint32_t arg = 0);
@@ -36,41 +45,42 @@ public:
     // nodes) does not wait for it. 0, the default, prefetches nothing.
     void set_prefetch_bytes(std::size_t bytes) { prefetch_bytes_ = bytes; }
 
-private:
-    // The heap orders 128-bit keys: the time, then the scheduling order, then the event's slot in
-    // `events_` (the low kSlotBits bits). One integer comparison orders two events, and a sift
-    // moves half as much as it would whole events.
-    static constexpr int kSlotBits = 24;
-    using Key = unsigned __int128;
-    static constexpr Key kNoKey = ~Key{0};  // fills the positions past the end
-    struct Event {
-        EventHandler* handler;
-        std::uint32_t kind;
-        std::uint32_t arg;
-    };
-    // A 4-ary heap laid out so that the four children of a position fill one cache line:
-    // position p lives in groups_[(p + 3) / 4], the root alone in group 0 and the children of p
-    // in group p + 1. Positions past the end hold kNoKey, so the least child is picked from
-    // four keys without bounds checks.
-    //
-    //   group 0: [ -  -  -  0 ]   group 1: [ 1  2  3  4 ]   group 2: [ 5  6  7  8 ]  (under 1)
-    struct alignas(64) Group {
-        Key keys[4];
-    };
-    Key& key(std::size_t pos) { return groups_[(pos + 3) / 4].keys[(pos + 3) % 4]; }
-    void push(Key k);
-    Key pop();
-    // Moves `k` from position `pos` up to where it belongs, and puts it there.
-    void sift_up(std::size_t pos, Key k);
-    void prefetch_next() const;
+    // While an event runs: the event that runs after it, when that is certain already (it was
+    // scheduled for now(), so nothing scheduled from here on comes before it), or null. A
+    // handler may prefetch what that event needs beyond its handler's state.
+    const Event* next_event() const {
+        return next_ < buckets_[0].size() ? &buckets_[0][next_] : nullptr;
+    }
 
-    std::vector<Group> groups_;
+private:
+    // The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which needs what a
+    // simulator guarantees: nothing is scheduled before now(). Bucket 0 holds the events at
+    // now(); bucket b > 0 those whose time first differs from now() in bit b - 1 (counting from
+    // the lowest), so every event in a lower bucket comes before every event in a higher one.
+    // When bucket 0 runs out, the least time in the lowest non-empty bucket becomes now() and
+    // that bucket's events move down, those at the new now() into bucket 0:
+    //
+    //   now = 8 (0b1000)   bucket 0: [8 8]   bucket 1: [9]   bucket 3: [13 12]   bucket 5: [20]
+    //   bucket 0 and 1 used up: bucket 3 moves down, now = 12
+    //                      bucket 0: [12]    bucket 1: [13]                      bucket 5: [20]
+    //
+    // An event moves at most once per bit of its distance from now(), each move an append to a
+    // vector, so the queue costs a few sequential passes where a heap costs a chain of dependent
+    // loads spread over the whole queue.
+    //
+    // Ties: scheduling appends, and a bucket moves down in its own order into buckets that are
+    // empty at the time (all lower ones are), so every bucket stays in scheduling order and
+    // bucket 0, read from the front, runs the events at now() in the order they were scheduled.
+    static constexpr int kBuckets = 65;
+    static int bucket(Time at, Time now) { return std::bit_width(at ^ now); }
+    void refill();
+
+    std::array<std::vector<Event>, kBuckets> buckets_;
+    std::uint64_t occupied_ = 0;  // bit b - 1 set: bucket b (1..64) holds events
+    std::size_t next_ = 0;        // bucket 0's next event
     std::size_t size_ = 0;
-    std::vector<Event> events_;
-    std::vector<std::uint32_t> free_slots_;
     std::size_t prefetch_bytes_ = 0;
     Time now_ = 0;
-    std::uint64_t next_order_ = 0;
     std::uint64_t events_run_ = 0;
 };
 
