@@ -26,7 +26,6 @@
 static int world_rank, world_size;
 static long long nicoll_expected; /* barriers nicoll must have run on this rank */
 
-
 /* Prints one TAP line on world rank 0; `ok` is combined over all ranks. */
 static int report(int ok, const char *what)
 {

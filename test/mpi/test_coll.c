@@ -127,7 +127,6 @@ static int report(int ok, const char *what)
     return all_ok;
 }
 
-
 /* splitmix64: the same sequence on every rank for the same seed */
 static uint64_t next_random(uint64_t *state)
 {
@@ -407,7 +406,6 @@ typedef struct op {
     MPI_Request req;
     int rc;
 } op_t;
-
 
 static void op_prepare(op_t *op)
 {
