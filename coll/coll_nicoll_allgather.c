@@ -3,7 +3,6 @@
 #include "coll_nicoll.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* The engine numbers an allgather's packets in 24 bits per transfer (nic/allgather_op.h). */
 #define NICOLL_ALLGATHER_MAX_PACKETS (1ull << 24)

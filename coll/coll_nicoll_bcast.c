@@ -4,8 +4,6 @@
 
 #include <stdlib.h>
 
-#include "ompi/mca/pml/pml.h"
-
 static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                  struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
 {

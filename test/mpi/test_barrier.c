@@ -21,22 +21,11 @@
 #include <time.h>
 
 #include "../../examples/nicoll_pvar.h"
-#include "spin.h"
+#include "mpi_test.h"
 
 static int world_rank, world_size;
 static long long nicoll_expected; /* barriers nicoll must have run on this rank */
 
-/* Prints one TAP line on world rank 0; `ok` is combined over all ranks. */
-static int report(int ok, const char *what)
-{
-    int all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (0 == world_rank) {
-        printf("%s - np=%d %s\n", all_ok ? "ok" : "not ok", world_size, what);
-        fflush(stdout);
-    }
-    return all_ok;
-}
 
 static int barrier(MPI_Comm comm)
 {
@@ -120,7 +109,7 @@ static void late_rank_holds_everyone(double delay_us)
     snprintf(what, sizeof what,
              "late rank (%.0f us) holds every other rank: shortest hold %.0f us", delay_us,
              world_size > 1 ? hold : 0.0);
-    report(ok && 0 == errors, what);
+    tap_report(ok && 0 == errors, what);
 }
 
 int main(int argc, char **argv)
@@ -140,7 +129,7 @@ int main(int argc, char **argv)
     int errors = 0;
     int ok = synchronised_barriers(MPI_COMM_WORLD, n, 1, &errors);
     snprintf(what, sizeof what, "MPI_COMM_WORLD: %d barriers, every exit after every entry", n);
-    report(ok && 0 == errors, what);
+    tap_report(ok && 0 == errors, what);
 
     late_rank_holds_everyone(20000.0);
 
@@ -153,12 +142,12 @@ int main(int argc, char **argv)
     errors = 0;
     ok = synchronised_barriers(halves, n / 2, 2, &errors);
     snprintf(what, sizeof what, "split (even/odd, reversed order): %d barriers synchronise", n / 2);
-    report(ok && 0 == errors, what);
+    tap_report(ok && 0 == errors, what);
 
     errors = 0;
     ok = synchronised_barriers(dup, n / 2, 3, &errors);
     snprintf(what, sizeof what, "duplicate of MPI_COMM_WORLD: %d barriers synchronise", n / 2);
-    report(ok && 0 == errors, what);
+    tap_report(ok && 0 == errors, what);
 
     errors = 0;
     ok = 1;
@@ -168,7 +157,7 @@ int main(int argc, char **argv)
     }
     snprintf(what, sizeof what, "interleaved on three communicators: %d barriers synchronise",
              2 * (n / 4));
-    report(ok && 0 == errors, what);
+    tap_report(ok && 0 == errors, what);
 
     MPI_Comm_free(&halves);
     MPI_Comm_free(&dup);
@@ -187,7 +176,7 @@ int main(int argc, char **argv)
     }
     snprintf(what, sizeof what, "nicoll ran every barrier on communicators of 2+ ranks (%lld)",
              nicoll_expected);
-    report(ok, what);
+    tap_report(ok, what);
 
     if (have_counter) {
         nicoll_counter_close(&counter);

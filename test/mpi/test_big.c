@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "../../examples/nicoll_pvar.h"
+#include "mpi_test.h"
 
 static unsigned char pattern(int origin, size_t i) { return (unsigned char) (origin * 37 + i % 251); }
 
@@ -23,18 +24,6 @@ static size_t first_bad(const unsigned char *buf, size_t bytes, int origin, size
         }
     }
     return bytes;
-}
-
-static int report(int ok, const char *what)
-{
-    int all;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (0 == rank) {
-        printf("%s - %s\n", all ? "ok" : "not ok", what);
-    }
-    return all;
 }
 
 int main(int argc, char **argv)
@@ -68,7 +57,7 @@ int main(int argc, char **argv)
     char what[160];
     snprintf(what, sizeof what, "MPI_Bcast of %zu bytes (%d x 1 MiB type) from every root", bytes,
              count);
-    report(ok, what);
+    tap_report(ok, what);
 
     const int per_rank = 2100 / size;
     const size_t block_bytes = per_rank * mib;
@@ -87,7 +76,7 @@ int main(int argc, char **argv)
     free(buf);
     snprintf(what, sizeof what, "MPI_Allgather in place of %zu bytes in all (%d x 1 MiB per rank)",
              block_bytes * size, per_rank);
-    report(ok, what);
+    tap_report(ok, what);
 
     unsigned long long ran_bcasts = 0, ran_allgathers = 0;
     ok = have && 0 == nicoll_counter_read(&bcasts, &ran_bcasts) &&
@@ -98,7 +87,7 @@ int main(int argc, char **argv)
         nicoll_counter_close(&allgathers);
     }
     /* (At least: coll/basic's MPI_Allreduce of the reports broadcasts through nicoll too.) */
-    report(ok, "nicoll ran them all (MPI_T counters coll_nicoll_bcast_calls, _allgather_calls)");
+    tap_report(ok, "nicoll ran them all (MPI_T counters coll_nicoll_bcast_calls, _allgather_calls)");
     if (0 == rank) {
         printf("1..3\n");
     }

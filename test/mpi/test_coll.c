@@ -51,7 +51,7 @@
 #include <time.h>
 
 #include "../../examples/nicoll_pvar.h"
-#include "spin.h"
+#include "mpi_test.h"
 
 enum { C_BARRIER, C_BCAST, C_ALLGATHER, C_IBARRIER, C_IBCAST, C_IALLGATHER, N_COLLS };
 static const char *coll_names[N_COLLS] = {"barrier",  "bcast",  "allgather",
@@ -114,17 +114,11 @@ static void complain(const char *fmt, ...)
     fflush(stdout);
 }
 
-/* Prints one TAP line on world rank 0; `ok` is combined over all ranks. Collective on world. */
+/* tap_report(), counting the checks. Collective on world. */
 static int report(int ok, const char *what)
 {
-    int all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (0 == world_rank) {
-        printf("%s - np=%d %s\n", all_ok ? "ok" : "not ok", world_size, what);
-        fflush(stdout);
-    }
     ++checks;
-    return all_ok;
+    return tap_report(ok, what);
 }
 
 /* splitmix64: the same sequence on every rank for the same seed */
