@@ -26,7 +26,8 @@ BEGIN_C_DECLS
  * The engine's packets travel on the user's communicator with PML tags from this range. Tags
  * below zero are never matched by MPI_ANY_TAG, so applications cannot intercept them, and Open MPI
  * 4.1 leaves -2..-6 unused: MPI_ANY_TAG is -1, coll/base and libnbc start at -10, and the
- * communicator code uses -31078..-31080. nicoll uses -2 today and keeps -3..-6 for later use.
+ * communicator code uses -31078..-31080. nicoll uses -2 (packets) and -3 (payloads sent
+ * apart from their headers) and keeps -4..-6 for later use.
  */
 #define NICOLL_TAG_FIRST (-2)
 #define NICOLL_TAG_LAST (-6)
@@ -140,8 +141,6 @@ nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
 bool nicoll_transport_sent(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
-
-struct nicoll_module;
 
 typedef struct nicoll_module {
     mca_coll_base_module_t super;
