@@ -12,7 +12,9 @@ bool BarrierOp::runs(const plan::BarrierSchedule& schedule) {
 }
 
 BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx)
-    : seq_(seq), schedule_(schedule), tx_(tx), arrived_(schedule.size(), 0) {}
+    : seq_(seq), schedule_(schedule), tx_(tx) {
+    arrived_.resize(schedule.size());
+}
 
 Status BarrierOp::start() { return advance(); }
 
