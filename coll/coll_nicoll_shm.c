@@ -336,14 +336,13 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
 
 nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *arrived)
 {
-    for (int n = 0; n < s->size; ++n) {
-        const int src = (s->next_peer + n) % s->size;
-        if (src == s->rank) {
-            continue;
-        }
+    /* Every ring in turn, starting one further each time, so that no sender is always last. */
+    int src = s->next_peer;
+    s->next_peer = src + 1 == s->size ? 0 : src + 1;
+    for (int n = 0; n < s->size; ++n, src = src + 1 == s->size ? 0 : src + 1) {
         nicoll_shm_ring_t *r = ring(s, src, s->rank);
         const uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-        while (s->taken[src] != head) {
+        while (s->taken[src] != head) { /* the ring to ourselves stays empty */
             const nicoll_shm_slot_t *in = slot(s, r, s->taken[src]);
             const void *payload = in + 1;
             void *at = NULL;
@@ -370,6 +369,5 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *ar
             }
         }
     }
-    s->next_peer = (s->next_peer + 1) % s->size;
     return NICSIM_OK;
 }
