@@ -129,6 +129,17 @@ void FmLayer::on_event(std::uint32_t kind, std::uint32_t arg) {
     const Packet p = unpark(arg);
     Node& n = nodes_[node];
     switch (static_cast<EventKind>(kind)) {
+    case pio: {
+        const Time start = std::max(sim_.now(), n.sbus_free);
+        const Time done = start +
+                          transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes, model_.pio_bw) +
+                          from_us(model_.fm_sync);
+        n.sbus_free = done;
+        n.host_free = done;
+        schedule_packet(done, posted, node, p);
+        wake_host(node, done);
+        return;
+    }
     case posted:
         (options_.io == FmIo::dma && p.kind != Kind::returned ? n.fetch : n.tx).push_back(p);
         wake_lanai(node, sim_.now());
@@ -159,10 +170,11 @@ Time FmLayer::host_send(Rank node, const Packet& p, Time t) {
     if (options_.buffers) t += from_us(model_.fm_host_buffer);
     if (options_.flow && p.kind == Kind::data) t += from_us(model_.fm_host_flow);
     if (options_.io == FmIo::hybrid) {
-        // The host writes the packet into the LANai send queue, then bumps hostsent (§4.4).
-        const Time start = std::max(t, n.sbus_free);
-        t = start + transfer_time(wire_bytes, model_.pio_bw) + from_us(model_.fm_sync);
-        n.sbus_free = t;
+        // The host writes the packet into the LANai send queue, then bumps hostsent (§4.4),
+        // once the SBus is free at `t`: the bus is not held before the host reaches it.
+        ++n.sendq_used;
+        schedule_packet(t, pio, node, p);
+        return kNever;
     } else {
         // all-DMA: a copy into the DMA region, then the pointer and the trigger (§4.3).
         // Two single-word writes: they do not hold the SBus against the LANai's DMAs.
@@ -263,7 +275,7 @@ void FmLayer::run_host(Rank node) {
             return;
         }
     }
-    n.host_free = t;
+    n.host_free = t;  // kNever while a PIO waits for the SBus: its event wakes the host
     wake_host(node, t);
 }
 

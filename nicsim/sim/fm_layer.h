@@ -11,7 +11,9 @@
 //   receiver host ── FM_extract: one packet at a time from the host receive queue
 //
 // The four queues of §4.4 (Fig. 6): the LANai send queue (fm_sendq slots, counted by the host's
-// hostsent and the LANai's lanaisent), the LANai receive queue, the host receive queue in the
+// hostsent and the LANai's lanaisent), the LANai receive queue (unbounded here: what the LCP has
+// not taken yet waits in the network, as Myrinet's link-level backpressure would hold it), the
+// host receive queue in the
 // DMA region (fm_recvq slots) and the host reject queue (fm_rejectq: a sender reserves one slot
 // per packet in flight; an acknowledgement frees it, a returned packet waits there to be sent
 // again). Acknowledgements are piggybacked on data going the other way, or sent alone once
@@ -143,13 +145,14 @@ private:
         std::deque<Packet> rx;             // arrived, not yet processed by the LCP
         std::deque<Packet> to_host;        // in the LANai receive queue, waiting for the SBus
     };
-    enum EventKind : std::uint32_t { host_wake, lanai_wake, posted, fetched, sent, arrived, landed };
+    enum EventKind : std::uint32_t { host_wake, lanai_wake, pio, posted, fetched, sent, arrived, landed };
 
     void wake_host(Rank node, Time at);
     void wake_lanai(Rank node, Time at);
     void run_host(Rank node);
     void run_lanai(Rank node);
-    // The host hands `p` to its LANai (costs by io); returns when the host is done.
+    // The host hands `p` to its LANai (costs by io); returns when the host is done, or kNever
+    // when that depends on the SBus: the `pio` event then takes the bus and says.
     Time host_send(Rank node, const Packet& p, Time t);
     Time host_extract(Rank node, Time t);
     void schedule_packet(Time at, std::uint32_t kind, Rank node, const Packet& p);
