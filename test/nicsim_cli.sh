@@ -188,6 +188,7 @@ bad_input "pt2pt refuses an unknown layer" "--layer gm" pt2pt --preset fm-sparc 
 bad_input "pt2pt refuses an unknown io" "--io pci" pt2pt --preset fm-sparc --io pci
 bad_input "pt2pt refuses an unknown loop" "--loop fast" pt2pt --preset fm-sparc --loop fast
 bad_input "pt2pt refuses flow control without buffers" "--flow on" pt2pt --preset fm-sparc --buffers off --flow on
+bad_input "pt2pt refuses flow control without hosts" "needs hosts" pt2pt --preset fm-sparc --io none --flow on
 bad_input "pt2pt refuses FM options with lfc" "only with --layer fm" pt2pt --preset fm-sparc --layer lfc --io dma
 bad_input "pt2pt refuses a bad size" "'x'" pt2pt --preset fm-sparc --sizes 16,x
 bad_input "pt2pt refuses a single size" "two different sizes" pt2pt --preset fm-sparc --sizes 64

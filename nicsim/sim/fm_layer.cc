@@ -39,8 +39,8 @@ std::string_view fm_io_name(FmIo io) {
 
 FmLayer::FmLayer(const Model& model, const FmOptions& options, int nodes, Simulator& sim)
     : model_(model), options_(options), sim_(sim), nodes_(static_cast<std::size_t>(nodes)) {
-    // Return-to-sender needs queues with an end to find full.
-    if (!options_.buffers) options_.flow = false;
+    // Return-to-sender needs queues with an end to find full, and hosts to acknowledge.
+    if (!options_.buffers || options_.io == FmIo::none) options_.flow = false;
     for (Node& n : nodes_) {
         n.next_seq.assign(nodes_.size(), 0);
         n.unacked.assign(nodes_.size(), 0);

@@ -62,13 +62,16 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
     sim::Pt2ptSpec spec;
     spec.model = model;
     spec.layer = opts.text("--layer", "fm");
-    const auto buffers = on_off(opts, "--buffers", true, &why);
-    const auto flow = buffers ? on_off(opts, "--flow", *buffers, &why) : std::nullopt;
-    const auto interpret = flow ? on_off(opts, "--interpret", false, &why) : std::nullopt;
-    if (!interpret) return usage_error("pt2pt", why);
     if (!sim::parse_fm_io(opts.text("--io", "hybrid"), &spec.fm.io)) {
         return usage_error("pt2pt", "--io " + opts.text("--io") + ": not one of hybrid|dma|none");
     }
+    // LANai to LANai (Table 4 rows 1-2) has no host queues to manage or flow to control.
+    const bool hosts = spec.fm.io != sim::FmIo::none;
+    const auto buffers = on_off(opts, "--buffers", hosts, &why);
+    const auto flow = buffers ? on_off(opts, "--flow", *buffers && hosts, &why) : std::nullopt;
+    const auto interpret = flow ? on_off(opts, "--interpret", false, &why) : std::nullopt;
+    if (!interpret) return usage_error("pt2pt", why);
+    if (!hosts && *flow) return usage_error("pt2pt", "--flow on: needs hosts (--io hybrid|dma)");
     if (!sim::parse_fm_loop(opts.text("--loop", "streamed"), &spec.fm.loop)) {
         return usage_error("pt2pt", "--loop " + opts.text("--loop") + ": not one of streamed|baseline");
     }

@@ -12,8 +12,8 @@ namespace nicsim::tools {
 inline constexpr OptionSpec kLayerOpt{"--layer", "L", "fm|lfc: Fast Messages 1.0 (seed 004) or the engine's LFC unicast path (default fm)"};
 inline constexpr OptionSpec kIoOpt{"--io", "M", "FM: hybrid|dma|none: host PIO to the NI and DMA to the host, DMA both ways, or LANai to LANai without hosts (default hybrid)"};
 inline constexpr OptionSpec kLoopOpt{"--loop", "S", "FM: streamed|baseline LANai main loop (seed 004 Fig. 2; default streamed)"};
-inline constexpr OptionSpec kBuffersOpt{"--buffers", "on|off", "FM: the four bounded queues and their bookkeeping, or infinite buffers (default on)"};
-inline constexpr OptionSpec kFlowOpt{"--flow", "on|off", "FM: return-to-sender flow control with a reject queue (default on; needs --buffers on)"};
+inline constexpr OptionSpec kBuffersOpt{"--buffers", "on|off", "FM: the four bounded queues and their bookkeeping, or infinite buffers (default on; off with --io none)"};
+inline constexpr OptionSpec kFlowOpt{"--flow", "on|off", "FM: return-to-sender flow control with a reject queue (default on; needs --buffers on and hosts)"};
 inline constexpr OptionSpec kInterpretOpt{"--interpret", "on|off", "FM: a switch() on each packet in the LANai's receive loop (default off)"};
 inline constexpr OptionSpec kSizesOpt{"--sizes", "LIST", "packet payload sizes in bytes, comma-separated (default 16,32,64,128,256,512,1024,2048)"};
 inline constexpr OptionSpec kPacketsOpt{"--packets", "K", "packets in each bandwidth run (default 65535, seed 004 §4.1)"};
