@@ -31,7 +31,9 @@ bool parse_fm_io(std::string_view name, FmIo* out) {
     return true;
 }
 
-std::string_view fm_loop_name(FmLoop loop) { return loop == FmLoop::streamed ? "streamed" : "baseline"; }
+std::string_view fm_loop_name(FmLoop loop) {
+    return loop == FmLoop::streamed ? "streamed" : "baseline";
+}
 
 std::string_view fm_io_name(FmIo io) {
     return io == FmIo::hybrid ? "hybrid" : io == FmIo::dma ? "dma" : "none";
@@ -108,56 +110,58 @@ void FmLayer::wake_lanai(Rank node, Time at) {
 
 void FmLayer::on_event(std::uint32_t kind, std::uint32_t arg) {
     switch (static_cast<EventKind>(kind)) {
-    case host_wake:
-        if (sim_.now() >= nodes_[arg].host_wake) nodes_[arg].host_wake = kNever;
-        run_host(static_cast<Rank>(arg));
-        return;
-    case lanai_wake:
-        if (sim_.now() >= nodes_[arg].lanai_wake) nodes_[arg].lanai_wake = kNever;
-        run_lanai(static_cast<Rank>(arg));
-        return;
-    case sent: {
-        Node& n = nodes_[arg];
-        --n.sendq_used;
-        wake_host(static_cast<Rank>(arg), sim_.now());
-        return;
-    }
-    default:
-        break;
+        case host_wake:
+            if (sim_.now() >= nodes_[arg].host_wake) nodes_[arg].host_wake = kNever;
+            run_host(static_cast<Rank>(arg));
+            return;
+        case lanai_wake:
+            if (sim_.now() >= nodes_[arg].lanai_wake) nodes_[arg].lanai_wake = kNever;
+            run_lanai(static_cast<Rank>(arg));
+            return;
+        case sent: {
+            Node& n = nodes_[arg];
+            --n.sendq_used;
+            wake_host(static_cast<Rank>(arg), sim_.now());
+            return;
+        }
+        default:
+            break;
     }
     const Rank node = static_cast<Rank>(flight_node_[arg]);
     const Packet p = unpark(arg);
     Node& n = nodes_[node];
     switch (static_cast<EventKind>(kind)) {
-    case pio: {
-        const Time start = std::max(sim_.now(), n.sbus_free);
-        const Time done = start +
-                          transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes, model_.pio_bw) +
-                          from_us(model_.fm_sync);
-        n.sbus_free = done;
-        n.host_free = done;
-        schedule_packet(done, posted, node, p);
-        wake_host(node, done);
-        return;
-    }
-    case posted:
-        (options_.io == FmIo::dma && p.kind != Kind::returned ? n.fetch : n.tx).push_back(p);
-        wake_lanai(node, sim_.now());
-        return;
-    case fetched:
-        n.tx.push_back(p);
-        wake_lanai(node, sim_.now());
-        return;
-    case arrived:
-        n.rx.push_back(p);
-        wake_lanai(node, sim_.now());
-        return;
-    case landed:
-        n.host_rx.push_back(p);
-        wake_host(node, sim_.now());
-        return;
-    default:
-        return;
+        case pio: {
+            const Time start = std::max(sim_.now(), n.sbus_free);
+            const Time done =
+                start +
+                transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes,
+                              model_.pio_bw) +
+                from_us(model_.fm_sync);
+            n.sbus_free = done;
+            n.host_free = done;
+            schedule_packet(done, posted, node, p);
+            wake_host(node, done);
+            return;
+        }
+        case posted:
+            (options_.io == FmIo::dma && p.kind != Kind::returned ? n.fetch : n.tx).push_back(p);
+            wake_lanai(node, sim_.now());
+            return;
+        case fetched:
+            n.tx.push_back(p);
+            wake_lanai(node, sim_.now());
+            return;
+        case arrived:
+            n.rx.push_back(p);
+            wake_lanai(node, sim_.now());
+            return;
+        case landed:
+            n.host_rx.push_back(p);
+            wake_host(node, sim_.now());
+            return;
+        default:
+            return;
     }
 }
 
@@ -226,7 +230,8 @@ void FmLayer::run_host(Rank node) {
         return;
     }
     Time t = now;
-    const bool room = !options_.buffers || n.sendq_used < static_cast<std::uint32_t>(model_.fm_sendq);
+    const bool room =
+        !options_.buffers || n.sendq_used < static_cast<std::uint32_t>(model_.fm_sendq);
     if (now >= n.extract_at && !n.host_rx.empty()) {
         t = host_extract(node, t);
     } else if (!n.resend.empty() && room) {
@@ -242,7 +247,8 @@ void FmLayer::run_host(Rank node) {
         Rank owed = -1;
         for (Rank s = 0; s < static_cast<Rank>(nodes_.size()) && options_.flow; ++s) {
             const bool full = n.unacked[s] >= static_cast<std::uint32_t>(model_.fm_ack_every);
-            const bool pause = n.unacked[s] > 0 && now >= n.last_extract + from_us(model_.fm_ack_delay);
+            const bool pause =
+                n.unacked[s] > 0 && now >= n.last_extract + from_us(model_.fm_ack_delay);
             if (full || pause) {
                 owed = s;
                 break;
@@ -257,7 +263,12 @@ void FmLayer::run_host(Rank node) {
         } else if (!n.program.empty() && n.program.front().at <= now && room && reserve) {
             const Pending call = n.program.front();
             n.program.pop_front();
-            const Packet p{Kind::data, node, call.dst, call.dst, n.next_seq[call.dst]++, call.bytes,
+            const Packet p{Kind::data,
+                           node,
+                           call.dst,
+                           call.dst,
+                           n.next_seq[call.dst]++,
+                           call.bytes,
                            options_.flow ? std::exchange(n.unacked[call.dst], 0) : 0};
             if (options_.flow) {
                 ++n.outstanding[call.dst];
@@ -268,10 +279,13 @@ void FmLayer::run_host(Rank node) {
         } else {
             // Idle: wake for the next call, or to flush acknowledgements after a pause; queue
             // space, acknowledgements and packets wake the host when they come.
-            if (!n.program.empty() && n.program.front().at > now) wake_host(node, n.program.front().at);
+            if (!n.program.empty() && n.program.front().at > now)
+                wake_host(node, n.program.front().at);
             if (now < n.extract_at && !n.host_rx.empty()) wake_host(node, n.extract_at);
-            const bool owes = std::any_of(n.unacked.begin(), n.unacked.end(), [](auto u) { return u > 0; });
-            if (owes) wake_host(node, std::max(now + 1, n.last_extract + from_us(model_.fm_ack_delay)));
+            const bool owes =
+                std::any_of(n.unacked.begin(), n.unacked.end(), [](auto u) { return u > 0; });
+            if (owes)
+                wake_host(node, std::max(now + 1, n.last_extract + from_us(model_.fm_ack_delay)));
             return;
         }
     }
@@ -315,13 +329,15 @@ void FmLayer::run_lanai(Rank node) {
         n.tx.pop_front();
         t += loop_cost(n, true) + from_us(model_.fm_lanai_send) + from_us(model_.fm_lanai_dma);
         if (options_.buffers) t += from_us(model_.fm_lanai_buffer);
-        const Time wire = transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes, model_.link_bw);
+        const Time wire = transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes,
+                                        model_.link_bw);
         const Time start = std::max(t, n.link_free);
         n.link_free = start + wire;
         // The LCP waits for the channel before its next send (Fig. 2: "send channel is available").
         t = start;
         if (p.kind == Kind::data) ++stats_.data_sent;
-        if (host && p.kind != Kind::returned) sim_.schedule(n.link_free, *this, sent, static_cast<std::uint32_t>(node));
+        if (host && p.kind != Kind::returned)
+            sim_.schedule(n.link_free, *this, sent, static_cast<std::uint32_t>(node));
         schedule_packet(n.link_free + from_us(model_.switch_latency), arrived, p.dst, p);
         n.lanai_free = t;
         wake_lanai(node, t);
@@ -340,7 +356,8 @@ void FmLayer::run_lanai(Rank node) {
         } else if (p.kind != Kind::data) {
             n.to_host.push_back(p);
         } else {
-            const bool full = options_.buffers && n.recvq_used >= static_cast<std::uint32_t>(model_.fm_recvq);
+            const bool full =
+                options_.buffers && n.recvq_used >= static_cast<std::uint32_t>(model_.fm_recvq);
             if (options_.flow && (full || p.seq != n.expected[p.src])) {
                 // Return to sender: this packet and, to keep order, every later one from p.src
                 // until this one comes again.
@@ -363,7 +380,8 @@ void FmLayer::run_lanai(Rank node) {
         // Every packet waiting goes up in one DMA (§4.4: aggregation).
         t += loop_cost(n, false) + from_us(model_.fm_lanai_dma);
         std::uint64_t bytes = 0;
-        for (const Packet& p : n.to_host) bytes += static_cast<std::uint64_t>(model_.header_bytes) + p.bytes;
+        for (const Packet& p : n.to_host)
+            bytes += static_cast<std::uint64_t>(model_.header_bytes) + p.bytes;
         const Time done = t + transfer_time(bytes, model_.dma_bw);
         n.sbus_free = done;
         for (const Packet& p : n.to_host) schedule_packet(done, landed, node, p);
@@ -379,7 +397,9 @@ void FmLayer::run_lanai(Rank node) {
         const Packet p = n.fetch.front();
         n.fetch.pop_front();
         t += from_us(model_.fm_lanai_dma);
-        const Time done = t + transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes, model_.dma_bw);
+        const Time done =
+            t +
+            transfer_time(static_cast<std::uint64_t>(model_.header_bytes) + p.bytes, model_.dma_bw);
         n.sbus_free = done;
         schedule_packet(done, fetched, node, p);
         n.lanai_free = t;
@@ -395,13 +415,17 @@ bool FmLayer::check_quiescent(std::string* why) const {
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
         const Node& n = nodes_[i];
         const std::string who = "fm node " + std::to_string(i) + ": ";
-        if (!n.program.empty()) return *why = who + std::to_string(n.program.size()) + " sends never made", false;
-        if (!n.host_rx.empty() || !n.resend.empty() || !n.tx.empty() || !n.rx.empty() || !n.to_host.empty() ||
-            !n.fetch.empty()) {
+        if (!n.program.empty())
+            return *why = who + std::to_string(n.program.size()) + " sends never made", false;
+        if (!n.host_rx.empty() || !n.resend.empty() || !n.tx.empty() || !n.rx.empty() ||
+            !n.to_host.empty() || !n.fetch.empty()) {
             return *why = who + "a queue still holds packets", false;
         }
-        if (n.reserved != 0) return *why = who + std::to_string(n.reserved) + " reject queue slots still held", false;
-        if (n.sendq_used != 0 || n.recvq_used != 0) return *why = who + "queue slots still held", false;
+        if (n.reserved != 0)
+            return *why = who + std::to_string(n.reserved) + " reject queue slots still held",
+                   false;
+        if (n.sendq_used != 0 || n.recvq_used != 0)
+            return *why = who + "queue slots still held", false;
         for (std::uint32_t u : n.unacked) {
             if (u != 0) return *why = who + "packets never acknowledged", false;
         }

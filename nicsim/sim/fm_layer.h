@@ -68,12 +68,12 @@ public:
         Time at;  // the handler returned (io none: the LANai has the packet)
     };
     struct Stats {
-        std::uint64_t data_sent = 0;    // data packets put on the wire, resends included
-        std::uint64_t rejected = 0;     // packets returned to their sender
+        std::uint64_t data_sent = 0;  // data packets put on the wire, resends included
+        std::uint64_t rejected = 0;   // packets returned to their sender
         std::uint64_t resent = 0;
-        std::uint64_t acks = 0;         // acknowledgement packets (not piggybacked ones)
-        std::uint64_t host_dmas = 0;    // LANai-to-host DMAs (each may carry several packets)
-        std::uint32_t peak_recvq = 0;   // most host receive queue slots in use at once
+        std::uint64_t acks = 0;              // acknowledgement packets (not piggybacked ones)
+        std::uint64_t host_dmas = 0;         // LANai-to-host DMAs (each may carry several packets)
+        std::uint32_t peak_recvq = 0;        // most host receive queue slots in use at once
         std::uint32_t peak_outstanding = 0;  // most reject queue slots reserved at once
     };
 
@@ -90,7 +90,9 @@ public:
     // receive queue (a busy receiver). Every host extracts from 0 unless told otherwise.
     void extract_from(Rank node, Time at);
     // Called for each data packet as its handler returns, in delivery order; may call send().
-    void on_deliver(std::function<void(Rank node, const Delivery&)> hook) { hook_ = std::move(hook); }
+    void on_deliver(std::function<void(Rank node, const Delivery&)> hook) {
+        hook_ = std::move(hook);
+    }
 
     const std::vector<Delivery>& deliveries(Rank node) const { return nodes_[node].delivered; }
     const Stats& stats() const { return stats_; }
@@ -110,7 +112,8 @@ private:
         Rank to;   // the data's destination (also for a returned packet)
         std::uint32_t seq;
         std::uint32_t bytes;
-        std::uint32_t acks;  // packets from `to` to `src` (data, ack: from dst to src) this acknowledges
+        std::uint32_t
+            acks;  // packets from `to` to `src` (data, ack: from dst to src) this acknowledges
     };
     struct Pending {
         Rank dst;
@@ -122,30 +125,39 @@ private:
         Time host_free = 0;
         Time sbus_free = 0;
         Time extract_at = 0;
-        Time host_wake = kNever;  // the earliest wake pending
-        std::deque<Pending> program;       // FM_send calls not yet made
-        std::deque<Packet> host_rx;        // host receive queue (data, acks, returned packets)
-        std::deque<Packet> resend;         // returned packets, in the order to send them again
-        std::vector<std::uint32_t> next_seq;    // per destination
-        std::vector<std::uint32_t> unacked;     // per source: delivered, not yet acknowledged
-        std::vector<std::uint32_t> expected;    // per source: the next seq to accept
-        std::vector<std::uint32_t> outstanding; // per destination: reject-queue slots held
-        std::uint32_t reserved = 0;        // reject queue slots held in all
-        std::uint32_t recvq_used = 0;      // host receive queue slots held (data only)
-        std::uint32_t sendq_used = 0;      // LANai send queue slots held
-        Time last_extract = 0;             // when the host last took a data packet
+        Time host_wake = kNever;              // the earliest wake pending
+        std::deque<Pending> program;          // FM_send calls not yet made
+        std::deque<Packet> host_rx;           // host receive queue (data, acks, returned packets)
+        std::deque<Packet> resend;            // returned packets, in the order to send them again
+        std::vector<std::uint32_t> next_seq;  // per destination
+        std::vector<std::uint32_t> unacked;   // per source: delivered, not yet acknowledged
+        std::vector<std::uint32_t> expected;  // per source: the next seq to accept
+        std::vector<std::uint32_t> outstanding;  // per destination: reject-queue slots held
+        std::uint32_t reserved = 0;              // reject queue slots held in all
+        std::uint32_t recvq_used = 0;            // host receive queue slots held (data only)
+        std::uint32_t sendq_used = 0;            // LANai send queue slots held
+        Time last_extract = 0;                   // when the host last took a data packet
         std::vector<Delivery> delivered;
         // LANai
         Time lanai_free = 0;
         Time link_free = 0;
         Time lanai_wake = kNever;
         bool last_was_send = true;
-        std::deque<Packet> fetch;          // all-DMA: posted, still in host memory
-        std::deque<Packet> tx;             // LANai send queue: visible to the LCP
-        std::deque<Packet> rx;             // arrived, not yet processed by the LCP
-        std::deque<Packet> to_host;        // in the LANai receive queue, waiting for the SBus
+        std::deque<Packet> fetch;    // all-DMA: posted, still in host memory
+        std::deque<Packet> tx;       // LANai send queue: visible to the LCP
+        std::deque<Packet> rx;       // arrived, not yet processed by the LCP
+        std::deque<Packet> to_host;  // in the LANai receive queue, waiting for the SBus
     };
-    enum EventKind : std::uint32_t { host_wake, lanai_wake, pio, posted, fetched, sent, arrived, landed };
+    enum EventKind : std::uint32_t {
+        host_wake,
+        lanai_wake,
+        pio,
+        posted,
+        fetched,
+        sent,
+        arrived,
+        landed
+    };
 
     void wake_host(Rank node, Time at);
     void wake_lanai(Rank node, Time at);

@@ -10,7 +10,8 @@
 
 namespace nicsim::sim {
 
-std::optional<StartupFit> fit_startup(std::span<const double> sizes, std::span<const double> times_us) {
+std::optional<StartupFit> fit_startup(std::span<const double> sizes,
+                                      std::span<const double> times_us) {
     const std::size_t n = std::min(sizes.size(), times_us.size());
     if (n < 2) return std::nullopt;
     double mean_x = 0;
@@ -47,16 +48,17 @@ double size_reaching(std::span<const Pt2ptPoint> points, double target_mbs) {
 namespace {
 
 // Every delivery of a run in order and once: `count` packets of `bytes` from `src`.
-bool check_deliveries(const std::vector<FmLayer::Delivery>& got, Rank src, int count, std::uint32_t bytes,
-                      std::string* why) {
+bool check_deliveries(const std::vector<FmLayer::Delivery>& got, Rank src, int count,
+                      std::uint32_t bytes, std::string* why) {
     if (got.size() != static_cast<std::size_t>(count)) {
-        *why = "fm: " + std::to_string(got.size()) + " packets delivered of " + std::to_string(count);
+        *why =
+            "fm: " + std::to_string(got.size()) + " packets delivered of " + std::to_string(count);
         return false;
     }
     for (std::size_t i = 0; i < got.size(); ++i) {
         if (got[i].src != src || got[i].seq != i || got[i].bytes != bytes) {
-            *why = "fm: delivery " + std::to_string(i) + " is packet " + std::to_string(got[i].seq) +
-                   " of node " + std::to_string(got[i].src);
+            *why = "fm: delivery " + std::to_string(i) + " is packet " +
+                   std::to_string(got[i].seq) + " of node " + std::to_string(got[i].src);
             return false;
         }
     }
@@ -85,8 +87,8 @@ std::optional<Measured> measure_fm(const Pt2ptSpec& spec, std::uint32_t bytes, P
         fm.send(0, 1, bytes, 0);
         result.events += sim.run();
         if (done != legs) {
-            *why = "fm: ping-pong of " + std::to_string(bytes) + " bytes stopped after " + std::to_string(done) +
-                   " legs of " + std::to_string(legs);
+            *why = "fm: ping-pong of " + std::to_string(bytes) + " bytes stopped after " +
+                   std::to_string(done) + " legs of " + std::to_string(legs);
             return std::nullopt;
         }
         if (!fm.check_quiescent(why)) return std::nullopt;
@@ -96,7 +98,8 @@ std::optional<Measured> measure_fm(const Pt2ptSpec& spec, std::uint32_t bytes, P
     FmLayer fm(spec.model, spec.fm, 2, sim);
     for (int i = 0; i < spec.packets; ++i) fm.send(0, 1, bytes, 0);
     result.events += sim.run();
-    if (!check_deliveries(fm.deliveries(1), 0, spec.packets, bytes, why) || !fm.check_quiescent(why)) {
+    if (!check_deliveries(fm.deliveries(1), 0, spec.packets, bytes, why) ||
+        !fm.check_quiescent(why)) {
         return std::nullopt;
     }
     m.per_packet_us = to_us(fm.deliveries(1).back().at) / spec.packets;
@@ -142,8 +145,8 @@ std::optional<Measured> measure_lfc(const Pt2ptSpec& spec, std::uint32_t bytes, 
     result.events += sim.run();
     const auto& got = cluster.receipts(1);
     if (!cluster.error().empty() || got.size() != static_cast<std::size_t>(spec.packets)) {
-        *why = "lfc: bandwidth run of " + std::to_string(bytes) + " bytes: " +
-               (cluster.error().empty() ? "messages missing" : cluster.error());
+        *why = "lfc: bandwidth run of " + std::to_string(bytes) +
+               " bytes: " + (cluster.error().empty() ? "messages missing" : cluster.error());
         return std::nullopt;
     }
     if (!cluster.check_quiescent(why)) return std::nullopt;

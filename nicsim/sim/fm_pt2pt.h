@@ -56,7 +56,8 @@ struct Pt2ptResult {
 
 // Least squares through (size, time per packet in us). Empty when fewer than two distinct sizes
 // or the line does not rise (no finite positive r-inf).
-std::optional<StartupFit> fit_startup(std::span<const double> sizes, std::span<const double> times_us);
+std::optional<StartupFit> fit_startup(std::span<const double> sizes,
+                                      std::span<const double> times_us);
 // Where bandwidth first reaches `target` MB/s, interpolated linearly between the points (sorted
 // by size); NAN when it never does.
 double size_reaching(std::span<const Pt2ptPoint> points, double target_mbs);

@@ -14,7 +14,8 @@ namespace nicsim::tools {
 
 namespace {
 
-std::optional<bool> on_off(const Options& opts, std::string_view name, bool fallback, std::string* why) {
+std::optional<bool> on_off(const Options& opts, std::string_view name, bool fallback,
+                           std::string* why) {
     if (!opts.has(name)) return fallback;
     const std::string v = opts.text(name);
     if (v == "on") return true;
@@ -32,7 +33,8 @@ std::optional<std::vector<std::uint32_t>> sizes_from(const Options& opts, std::s
         char* end = nullptr;
         const long long v = std::strtoll(item.c_str(), &end, 10);
         if (item.empty() || *end != '\0' || v < 1 || v > (1 << 24)) {
-            *why = "--sizes " + list + ": '" + item + "' is not a size of 1.." + std::to_string(1 << 24) + " bytes";
+            *why = "--sizes " + list + ": '" + item + "' is not a size of 1.." +
+                   std::to_string(1 << 24) + " bytes";
             return std::nullopt;
         }
         sizes.push_back(static_cast<std::uint32_t>(v));
@@ -73,18 +75,22 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
     if (!interpret) return usage_error("pt2pt", why);
     if (!hosts && *flow) return usage_error("pt2pt", "--flow on: needs hosts (--io hybrid|dma)");
     if (!sim::parse_fm_loop(opts.text("--loop", "streamed"), &spec.fm.loop)) {
-        return usage_error("pt2pt", "--loop " + opts.text("--loop") + ": not one of streamed|baseline");
+        return usage_error("pt2pt",
+                           "--loop " + opts.text("--loop") + ": not one of streamed|baseline");
     }
     if (opts.has("--flow") && *flow && !*buffers) {
-        return usage_error("pt2pt", "--flow on: needs --buffers on (return-to-sender rejects when a queue is full)");
+        return usage_error(
+            "pt2pt",
+            "--flow on: needs --buffers on (return-to-sender rejects when a queue is full)");
     }
     spec.fm.buffers = *buffers;
     spec.fm.flow = *flow && *buffers;
     spec.fm.interpret = *interpret;
-    const bool fm_only = opts.has("--io") || opts.has("--loop") || opts.has("--buffers") || opts.has("--flow") ||
-                         opts.has("--interpret");
+    const bool fm_only = opts.has("--io") || opts.has("--loop") || opts.has("--buffers") ||
+                         opts.has("--flow") || opts.has("--interpret");
     if (spec.layer == "lfc" && fm_only) {
-        return usage_error("pt2pt", "--io, --loop, --buffers, --flow and --interpret: only with --layer fm");
+        return usage_error("pt2pt",
+                           "--io, --loop, --buffers, --flow and --interpret: only with --layer fm");
     }
     const auto sizes = sizes_from(opts, &why);
     const auto packets = opts.integer("--packets", 65535, 1, 1 << 24, &why);
@@ -125,28 +131,38 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
         return 0;
     }
     if (spec.layer == "fm") {
-        std::printf("pt2pt: preset %s, layer fm (loop %.*s, io %.*s, buffers %s, flow %s, interpret %s), %d packets per bandwidth run, %d round trips\n",
-                    preset.c_str(), static_cast<int>(sim::fm_loop_name(spec.fm.loop).size()),
-                    sim::fm_loop_name(spec.fm.loop).data(), static_cast<int>(sim::fm_io_name(spec.fm.io).size()),
-                    sim::fm_io_name(spec.fm.io).data(), spec.fm.buffers ? "on" : "off", spec.fm.flow ? "on" : "off",
-                    spec.fm.interpret ? "on" : "off", spec.packets, spec.round_trips);
+        std::printf(
+            "pt2pt: preset %s, layer fm (loop %.*s, io %.*s, buffers %s, flow %s, interpret %s), "
+            "%d packets per bandwidth run, %d round trips\n",
+            preset.c_str(), static_cast<int>(sim::fm_loop_name(spec.fm.loop).size()),
+            sim::fm_loop_name(spec.fm.loop).data(),
+            static_cast<int>(sim::fm_io_name(spec.fm.io).size()),
+            sim::fm_io_name(spec.fm.io).data(), spec.fm.buffers ? "on" : "off",
+            spec.fm.flow ? "on" : "off", spec.fm.interpret ? "on" : "off", spec.packets,
+            spec.round_trips);
     } else {
-        std::printf("pt2pt: preset %s, layer lfc, %d packets per bandwidth run, %d round trips\n", preset.c_str(),
-                    spec.packets, spec.round_trips);
+        std::printf("pt2pt: preset %s, layer lfc, %d packets per bandwidth run, %d round trips\n",
+                    preset.c_str(), spec.packets, spec.round_trips);
     }
-    std::printf("%10s %14s %16s %16s\n", "bytes", "latency (us)", "us per packet", "bandwidth (MB/s)");
+    std::printf("%10s %14s %16s %16s\n", "bytes", "latency (us)", "us per packet",
+                "bandwidth (MB/s)");
     for (const sim::Pt2ptPoint& p : r.points) {
-        std::printf("%10u %14.2f %16.3f %16.2f\n", p.bytes, p.latency_us, p.per_packet_us, p.bandwidth_mbs);
+        std::printf("%10u %14.2f %16.3f %16.2f\n", p.bytes, p.latency_us, p.per_packet_us,
+                    p.bandwidth_mbs);
     }
-    std::printf("t0 %.2f us, r-inf %.2f MB/s (%.2f MB/s of 2^20 bytes), n-half %.0f bytes (t0 x r-inf; measured %s)\n",
-                r.fit.t0_us, r.fit.r_inf_mbs, r.fit.r_inf_mbs / 1.048576, r.n_half,
-                std::isnan(r.n_half_measured) ? "never reached"
-                                              : (std::to_string(static_cast<long long>(std::lround(r.n_half_measured))) +
-                                                 " bytes")
-                                                    .c_str());
+    std::printf(
+        "t0 %.2f us, r-inf %.2f MB/s (%.2f MB/s of 2^20 bytes), n-half %.0f bytes (t0 x r-inf; "
+        "measured %s)\n",
+        r.fit.t0_us, r.fit.r_inf_mbs, r.fit.r_inf_mbs / 1.048576, r.n_half,
+        std::isnan(r.n_half_measured)
+            ? "never reached"
+            : (std::to_string(static_cast<long long>(std::lround(r.n_half_measured))) + " bytes")
+                  .c_str());
     if (spec.layer == "fm" && spec.fm.flow) {
-        std::printf("flow control: %llu packets rejected and resent, %llu acknowledgement packets\n",
-                    static_cast<unsigned long long>(r.fm.rejected), static_cast<unsigned long long>(r.fm.acks));
+        std::printf(
+            "flow control: %llu packets rejected and resent, %llu acknowledgement packets\n",
+            static_cast<unsigned long long>(r.fm.rejected),
+            static_cast<unsigned long long>(r.fm.acks));
     }
     return 0;
 }

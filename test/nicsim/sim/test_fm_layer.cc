@@ -15,10 +15,13 @@
 namespace nicsim::sim {
 namespace {
 
-Model fm_sparc() { return preset_model(*find_preset("fm-sparc")); }
+Model fm_sparc() {
+    return preset_model(*find_preset("fm-sparc"));
+}
 
 // Every packet from `src` delivered once, in the order sent, with its size.
-void expect_in_order(const std::vector<FmLayer::Delivery>& got, Rank src, std::size_t count, std::uint32_t bytes) {
+void expect_in_order(const std::vector<FmLayer::Delivery>& got, Rank src, std::size_t count,
+                     std::uint32_t bytes) {
     std::vector<FmLayer::Delivery> from;
     for (const auto& d : got) {
         if (d.src == src) from.push_back(d);
@@ -105,8 +108,10 @@ TEST_P(FmBothWays, EveryPacketDeliveredOnceInOrderAndEveryReservationReturned) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Queues, FmBothWays,
-                         ::testing::Values(std::tuple{1, 1, FmIo::hybrid}, std::tuple{2, 4, FmIo::hybrid},
-                                           std::tuple{4, 16, FmIo::hybrid}, std::tuple{3, 8, FmIo::dma},
+                         ::testing::Values(std::tuple{1, 1, FmIo::hybrid},
+                                           std::tuple{2, 4, FmIo::hybrid},
+                                           std::tuple{4, 16, FmIo::hybrid},
+                                           std::tuple{3, 8, FmIo::dma},
                                            std::tuple{8, 64, FmIo::dma}));
 
 TEST(FmLayer, RunsRepeatBitForBit) {
@@ -182,7 +187,9 @@ TEST(FmPt2pt, FitRecoversALineFromSyntheticData) {
     EXPECT_NEAR(fit->t0_us, t0, 1e-9);
     EXPECT_NEAR(fit->r_inf_mbs, r_inf, 1e-9);
     // Noise that sums to zero and is orthogonal to the sizes leaves the fit unchanged.
-    const auto robust = fit_startup(std::vector<double>{16, 32, 48}, std::vector<double>{t0 + 16 / r_inf + 0.5, t0 + 32 / r_inf - 1.0, t0 + 48 / r_inf + 0.5});
+    const auto robust = fit_startup(
+        std::vector<double>{16, 32, 48},
+        std::vector<double>{t0 + 16 / r_inf + 0.5, t0 + 32 / r_inf - 1.0, t0 + 48 / r_inf + 0.5});
     ASSERT_TRUE(robust);
     EXPECT_NEAR(robust->t0_us, t0, 1e-9);
     EXPECT_NEAR(robust->r_inf_mbs, r_inf, 1e-6);
