@@ -97,6 +97,10 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
     const auto trips = packets ? opts.integer("--round-trips", 50, 1, 1 << 20, &why) : std::nullopt;
     if (!sizes || !packets || !trips) return usage_error("pt2pt", why);
     spec.sizes = *sizes;
+    if (spec.layer == "lfc" && !opts.has("--sizes")) {
+        // The default sizes that fit one of the model's packets (LFC cuts longer messages).
+        std::erase_if(spec.sizes, [&](std::uint32_t b) { return b > static_cast<std::uint32_t>(model.mtu); });
+    }
     spec.packets = static_cast<int>(*packets);
     spec.round_trips = static_cast<int>(*trips);
     const auto result = sim::run_pt2pt(spec, &why);

@@ -15,7 +15,7 @@ inline constexpr OptionSpec kLoopOpt{"--loop", "S", "FM: streamed|baseline LANai
 inline constexpr OptionSpec kBuffersOpt{"--buffers", "on|off", "FM: the four bounded queues and their bookkeeping, or infinite buffers (default on; off with --io none)"};
 inline constexpr OptionSpec kFlowOpt{"--flow", "on|off", "FM: return-to-sender flow control with a reject queue (default on; needs --buffers on and hosts)"};
 inline constexpr OptionSpec kInterpretOpt{"--interpret", "on|off", "FM: a switch() on each packet in the LANai's receive loop (default off)"};
-inline constexpr OptionSpec kSizesOpt{"--sizes", "LIST", "packet payload sizes in bytes, comma-separated (default 16,32,64,128,256,512,1024,2048)"};
+inline constexpr OptionSpec kSizesOpt{"--sizes", "LIST", "packet payload sizes in bytes, comma-separated (default 16,32,64,128,256,512,1024,2048; with lfc those up to the mtu)"};
 inline constexpr OptionSpec kPacketsOpt{"--packets", "K", "packets in each bandwidth run (default 65535, seed 004 §4.1)"};
 inline constexpr OptionSpec kRoundTripsOpt{"--round-trips", "R", "ping-pong round trips for the latency (default 50, seed 004 §4.1)"};
 // clang-format on
