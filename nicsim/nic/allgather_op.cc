@@ -150,7 +150,8 @@ Status AllgatherOp::ask_overdue(std::size_t step) {
     const Arrivals& arrived = arrived_[step];
     std::size_t end = arrived.expected();
     while (end > 0 && !arrived.has(end - 1)) --end;  // one past the last packet in
-    for (std::size_t slot = arrived.next_missing(0); slot < end; slot = arrived.next_missing(slot + 1)) {
+    for (std::size_t slot = arrived.next_missing(0); slot < end;
+         slot = arrived.next_missing(slot + 1)) {
         ++stats_.nacks_sent;
         if (const Status s = ask(step, slot); failed(s)) return s;
     }

@@ -77,7 +77,8 @@ public:
         std::optional<Group> last;
         for (int l = level; l < net_.levels(); ++l) {
             const auto& set = by_level_[static_cast<std::size_t>(l)];
-            if (!set.empty() && (!last || PlannersOrder{}(*last, *set.rbegin()))) last = *set.rbegin();
+            if (!set.empty() && (!last || PlannersOrder{}(*last, *set.rbegin())))
+                last = *set.rbegin();
         }
         return *last;
     }
@@ -114,7 +115,8 @@ private:
             const auto at = static_cast<std::size_t>(l);
             const std::int64_t end = net_.block(g.range.hi, l), start = net_.block(g.range.lo, l);
             ends_[at].emplace(end, g.range);
-            if (const auto s = starts_[at].find(end); s != starts_[at].end()) overlaps_.insert({s->second.lo, -l});
+            if (const auto s = starts_[at].find(end); s != starts_[at].end())
+                overlaps_.insert({s->second.lo, -l});
             starts_[at].emplace(start, g.range);
             if (ends_[at].count(start)) overlaps_.insert({g.range.lo, -l});
         }
@@ -128,7 +130,8 @@ private:
             const auto at = static_cast<std::size_t>(l);
             const std::int64_t end = net_.block(g.range.hi, l), start = net_.block(g.range.lo, l);
             ends_[at].erase(end);
-            if (const auto s = starts_[at].find(end); s != starts_[at].end()) overlaps_.erase({s->second.lo, -l});
+            if (const auto s = starts_[at].find(end); s != starts_[at].end())
+                overlaps_.erase({s->second.lo, -l});
             starts_[at].erase(start);
             if (ends_[at].count(start)) overlaps_.erase({g.range.lo, -l});
         }
@@ -169,7 +172,8 @@ HwTree greedy_hw_tree(const FatTree& net, Rank source, std::span<const NodeRange
             if (const auto overlap = combination.backward()) {
                 const auto& [right, level] = *overlap;
                 // split_right(): the right group cut where it leaves the block it shares.
-                const auto last = static_cast<Rank>((net.block(right.range.lo, level) + 1) * net.power(level) - 1);
+                const auto last = static_cast<Rank>(
+                    (net.block(right.range.lo, level) + 1) * net.power(level) - 1);
                 combination.replace(right, {{right.range.lo, last}, {last + 1, right.range.hi}});
                 continue;
             }

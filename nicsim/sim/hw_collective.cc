@@ -45,14 +45,16 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
     const int ports = spec.model.switch_ports;
     if (ports % 2 != 0 || ports < 4) {
         *why = "switch_ports=" + std::to_string(ports) +
-               ": a fattree switch has as many links up as down, at least 2 each: an even number from 4";
+               ": a fattree switch has as many links up as down, at least 2 each: an even number "
+               "from 4";
         return std::nullopt;
     }
     std::int64_t capacity = 1;
     for (int l = 0; l < plan::FatTree::kMaxLevels && capacity < n; ++l) capacity *= ports / 2;
     if (capacity < n) {
-        *why = "--nodes " + std::to_string(n) + ": a fattree of " + std::to_string(ports) + "-port switches holds at most " +
-               std::to_string(capacity) + " nodes in " + std::to_string(plan::FatTree::kMaxLevels) + " levels";
+        *why = "--nodes " + std::to_string(n) + ": a fattree of " + std::to_string(ports) +
+               "-port switches holds at most " + std::to_string(capacity) + " nodes in " +
+               std::to_string(plan::FatTree::kMaxLevels) + " levels";
         return std::nullopt;
     }
     Plan p;
