@@ -113,7 +113,8 @@ private:
         ++needs_[static_cast<std::size_t>(g.level)];
         for (int l = 1; l <= g.level; ++l) {  // g spans two or more blocks of k^l
             const auto at = static_cast<std::size_t>(l);
-            const std::int64_t end = net_.block(g.range.hi, l), start = net_.block(g.range.lo, l);
+            const std::int64_t end = net_.block(g.range.hi, l);
+            const std::int64_t start = net_.block(g.range.lo, l);
             ends_[at].emplace(end, g.range);
             if (const auto s = starts_[at].find(end); s != starts_[at].end())
                 overlaps_.insert({s->second.lo, -l});
@@ -128,7 +129,8 @@ private:
         --needs_[static_cast<std::size_t>(g.level)];
         for (int l = 1; l <= g.level; ++l) {
             const auto at = static_cast<std::size_t>(l);
-            const std::int64_t end = net_.block(g.range.hi, l), start = net_.block(g.range.lo, l);
+            const std::int64_t end = net_.block(g.range.hi, l);
+            const std::int64_t start = net_.block(g.range.lo, l);
             ends_[at].erase(end);
             if (const auto s = starts_[at].find(end); s != starts_[at].end())
                 overlaps_.erase({s->second.lo, -l});
