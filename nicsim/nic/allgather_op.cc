@@ -129,15 +129,37 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
 }
 
 Status AllgatherOp::on_timeout() {
-    const std::size_t last = combines_ ? step_ + 1 : schedule_.size();
-    for (std::size_t step = step_; step < last; ++step) {
+    if (combines_) return step_ < schedule_.size() ? ask_overdue(step_) : status();
+    for (std::size_t step = step_; step < schedule_.size(); ++step) {
         const Arrivals& arrived = arrived_[step];
-        if (!combines_) asked_[step] = Arrivals(arrived.expected());  // a new round of asking
+        asked_[step] = Arrivals(arrived.expected());  // a new round of asking
         for (std::size_t slot = arrived.next_missing(0); slot < arrived.expected();
              slot = arrived.next_missing(slot + 1)) {
             ++stats_.nacks_sent;
             if (const Status s = ask(step, slot); failed(s)) return s;
         }
+    }
+    return status();
+}
+
+Status AllgatherOp::ask_overdue(std::size_t step) {
+    // One sender's packets of a step arrive in the order it sent them, so a missing packet
+    // before the last one in is lost, while those after it may still be on their way: its
+    // sender may be in the middle of the step, or not there yet (a folded rank waits for the
+    // whole exchange). Asking for each of those, every round, would load both NICs with
+    // thousands of NACKs the sender ignores or answers with duplicates. The last packet stands
+    // for them: once it is in, the next round sees every gap before it.
+    const Arrivals& arrived = arrived_[step];
+    std::size_t end = arrived.expected();
+    while (end > 0 && !arrived.has(end - 1)) --end;  // one past the last packet in
+    for (std::size_t slot = arrived.next_missing(0); slot < end;
+         slot = arrived.next_missing(slot + 1)) {
+        ++stats_.nacks_sent;
+        if (const Status s = ask(step, slot); failed(s)) return s;
+    }
+    if (end < arrived.expected()) {
+        ++stats_.nacks_sent;
+        if (const Status s = ask(step, arrived.expected() - 1); failed(s)) return s;
     }
     return status();
 }

@@ -40,12 +40,16 @@
 // bit set and is dropped.
 //
 // Reliability is receiver-driven (seed 001 §4.3.1): nothing is acknowledged. When the driver
-// deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends, for
-// each missing packet, a NACK to the peer it expects the packet from: a payload-less packet of
+// deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends NACKs
+// for missing packets, each to the peer it expects the packet from: a payload-less packet of
 // kind nack with the missing packet's seq, step and origin. A combining rank asks only for its
-// current step (the senders of later steps may not be there yet); a hopping rank asks for every
-// missing packet. A NACK's receiver sends the packet again to the NACKer if it has it. A
-// combining sender not yet at that step ignores the NACK: the packet leaves in the normal course.
+// current step (the senders of later steps may not be there yet), and there for the packets
+// missing before the last one in (one sender's packets keep their order) and, if any are
+// missing after it, for the step's last packet alone: its sender may be in the middle of the
+// step or not there yet, and a NACK for every packet still to come, every round, kept both NICs
+// busy with nothing else (17 ranks of 1563 packets each never finished). A hopping rank asks
+// for every missing packet. A NACK's receiver sends the packet again to the NACKer if it has it.
+// A combining sender not yet at that step ignores the NACK: the packet leaves in the normal course.
 // A hopping rank that lacks the packet itself passes the NACK to its own parent in the origin's
 // tree, and forwards the packet down in the normal course once it arrives; so a NACK climbs
 // toward the origin until it meets a rank that has the packet. A rank passes a NACK up only if
@@ -95,6 +99,8 @@ public:
 
 private:
     Status on_data(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    // Combining: the NACKs of one timeout for `step` (see the header comment).
+    Status ask_overdue(std::size_t step);
     Status resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status advance();
