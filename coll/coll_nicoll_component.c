@@ -208,9 +208,9 @@ static void register_pvars(const mca_base_component_t *c)
         snprintf(help, sizeof(help), "MPI_%s calls handed to the previous component", coll);
         register_pvar(c, name, help, &s->coll[i].fallbacks);
     }
-    register_pvar(c, "packets_sent", "engine packets this process handed to the PML",
+    register_pvar(c, "packets_sent", "engine packets this process handed to the transport",
                   &s->packets_sent);
-    register_pvar(c, "packets_received", "engine packets this process took from the PML",
+    register_pvar(c, "packets_received", "engine packets this process took from the transport",
                   &s->packets_received);
     register_pvar(c, "packets_forwarded",
                   "broadcast packets this process passed on to its children as they arrived",

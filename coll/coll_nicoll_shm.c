@@ -71,6 +71,8 @@ struct nicoll_shm {
     size_t slot_bytes, ring_bytes, inline_bytes;
     pid_t *pids;           /* [size] each rank's process, for process_vm_readv */
     uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
+    uint64_t *tail_seen;   /* [size] ... and its tail when last read (read again only when the
+                            * ring looks full: the line is the receiver's) */
     uint64_t *apart_until; /* [size] the ring index after our last packet whose payload the
                             * peer reads from our memory, 0 when it has read them all */
     int apart_peers;       /* peers with a non-zero apart_until */
@@ -120,6 +122,7 @@ static void unmap(nicoll_shm_t *s)
     }
     free(s->pids);
     free(s->sent_head);
+    free(s->tail_seen);
     free(s->apart_until);
     free(s->taken);
     free(s->copy);
@@ -187,11 +190,12 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->bytes = rings * s->ring_bytes;
         s->pids = calloc((size_t) size, sizeof(*s->pids));
         s->sent_head = calloc((size_t) size, sizeof(*s->sent_head));
+        s->tail_seen = calloc((size_t) size, sizeof(*s->tail_seen));
         s->apart_until = calloc((size_t) size, sizeof(*s->apart_until));
         s->taken = calloc((size_t) size, sizeof(*s->taken));
     }
     bool ok = NULL != s && NULL != hello && NULL != s->pids && NULL != s->sent_head &&
-              NULL != s->apart_until && NULL != s->taken &&
+              NULL != s->tail_seen && NULL != s->apart_until && NULL != s->taken &&
               s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE;
 
     /* Rank 0 makes the segment (zero-filled: every ring empty) and names it. */
@@ -261,7 +265,9 @@ nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, co
 {
     nicoll_shm_ring_t *r = ring(s, s->rank, dst);
     const uint64_t head = s->sent_head[dst];
-    if (head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) == (uint64_t) s->slots) {
+    if (head - s->tail_seen[dst] == (uint64_t) s->slots &&
+        head - (s->tail_seen[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) ==
+            (uint64_t) s->slots) {
         return NICSIM_ERR_AGAIN;
     }
     nicoll_shm_slot_t *out = slot(s, r, head);
