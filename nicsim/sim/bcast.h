@@ -44,6 +44,10 @@ struct BcastResult {
 // The topology the model describes; empty with one line in *why when it cannot be built.
 std::optional<Topology> make_topology(const Model& model, std::string* why);
 
+// The network's minimal-contention ordering of the nodes, rotated so `root` comes first: trees
+// are built on it.
+std::vector<Rank> tree_order(const Topology& topology, Rank root);
+
 // Empty with one line in *why for a bad spec (unknown tree, k out of range, root outside the
 // cluster) or when the run breaks an invariant (a packet lost, duplicated or out of order,
 // credits not conserved, a queue left non-empty), which would be a bug in the engine.

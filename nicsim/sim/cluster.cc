@@ -213,6 +213,9 @@ public:
             now = std::max(now, coll_->fetched);
         }
         if (is_collective(header.kind)) ++c_.collective_packets_;
+        if ((header.flags & kDeadlockFlag) != 0 && header.credits == rank_) {  // its own channel
+            c_.recovery_starters_.insert({header.origin, header.seq, header.step});
+        }
         nic_free_ = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_);
         busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
@@ -602,7 +605,8 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
       trace_(trace),
       switch_hop_(from_us(model.switch_latency)),
       link_free_(topology_.links(), 0) {
-    const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding};
+    const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding,
+                                model.deadlock_recovery != 0};
     // In a pipelined run every node is busy, so consecutive events are at different nodes, whose
     // state is rarely still in cache: have the next one's on its way while an event runs. Only
     // its first lines (the node's clocks and queues, the NIC's counters and queues): prefetching
@@ -772,6 +776,9 @@ nic::NicStats Cluster::totals() const {
         t.piggybacked += s.piggybacked;
         t.blocked += s.blocked;
         t.delivered += s.delivered;
+        t.recoveries += s.recoveries;
+        t.recovery_packets += s.recovery_packets;
+        t.recovery_acks += s.recovery_acks;
         t.peak_buffers = std::max(t.peak_buffers, s.peak_buffers);
     }
     return t;

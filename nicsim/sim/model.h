@@ -40,6 +40,7 @@ struct Model {
     int send_buffers;
     int host_buffers;
     double nack_timeout;  // us
+    int deadlock_recovery;  // 0 or 1: seed 000 §4's deadlock channels and recovery
     // run
     std::uint64_t seed;
 };

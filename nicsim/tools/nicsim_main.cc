@@ -17,6 +17,7 @@
 #include "sim/collective.h"
 #include "sim/hw_collective.h"
 #include "sim/model.h"
+#include "tools/alltoall_cmd.h"
 #include "tools/hwtree_cmd.h"
 #include "tools/json.h"
 #include "tools/options.h"
@@ -407,6 +408,13 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
 int run_allgather(const Options& opts) { return run_collective("allgather", opts, true); }
 int run_barrier(const Options& opts) { return run_collective("barrier", opts, false); }
 
+int run_alltoall(const Options& opts) {
+    std::string why;
+    const auto model = model_from(opts, &why);
+    if (!model) return usage_error("alltoall", why);
+    return run_alltoall_command(opts, *model);
+}
+
 int run_bcast(const Options& opts) { return run_experiment("bcast", opts, false); }
 int run_throughput(const Options& opts) { return run_experiment("throughput", opts, true); }
 
@@ -503,6 +511,7 @@ const std::array kCommands = {
     Command{"kbinomial", "for each k: L1, total steps L1 + (m-1)k, and the optimal k", kKbinomialOpts, run_kbinomial},
     Command{"bcast", "simulate one broadcast: latency of the last receiver, per-node completion, packets", kBcastOpts, run_bcast},
     Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (seed 000 §5.1)", kThroughputOpts, run_throughput},
+    Command{"alltoall", "simulate every node multicasting at once (seed 000 §5.2): per-sender throughput, deadlock recoveries", alltoall_options(), run_alltoall},
     Command{"allgather", "simulate one allgather (seed 001): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
     Command{"barrier", "simulate one barrier: latency, host CPU time, packets", kBarrierOpts, run_barrier},
     Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (seed 003), or the depths over random fault maps", hwtree_options(), run_hwtree},
