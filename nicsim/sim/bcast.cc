@@ -159,6 +159,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
             static_cast<double>(spec.bytes) * spec.messages / sender_s / 1e6;
     }
     result.totals = cluster.totals();
+    result.recovery_starters = cluster.recovery_starters();
     return result;
 }
 

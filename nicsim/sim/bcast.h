@@ -37,6 +37,7 @@ struct BcastResult {
     std::vector<double> done_us;   // per node: when its host had the first message (root: 0)
     double throughput_mbs = 0;     // bytes sent / when the root's host posted its last packet
     nic::NicStats totals;          // over all NICs
+    std::uint64_t recovery_starters = 0;   // multicast packets that started a deadlock recovery
     std::vector<std::size_t> peak_buffers;  // per NIC
     std::uint64_t events = 0;
 };

@@ -234,6 +234,9 @@ JsonObject& counts_json(JsonObject& j, const sim::BcastResult& r) {
         .field("credit_packets", static_cast<long long>(r.totals.credit_packets))
         .field("piggybacked_credits", static_cast<long long>(r.totals.piggybacked))
         .field("blocked_sends", static_cast<long long>(r.totals.blocked))
+        .field("recoveries", static_cast<long long>(r.totals.recoveries))
+        .field("recovery_starters", static_cast<long long>(r.recovery_starters))
+        .field("recovery_packets", static_cast<long long>(r.totals.recovery_packets))
         .field("peak_buffers_max", static_cast<long long>(peak))
         .array("peak_buffers", r.peak_buffers)
         .field("events", static_cast<long long>(r.events));
@@ -248,6 +251,16 @@ void print_counts(const sim::BcastResult& r) {
                 static_cast<unsigned long long>(r.totals.piggybacked),
                 static_cast<unsigned long long>(r.totals.blocked));
     std::printf("peak NIC buffers: %zu (most any one NIC held at once)\n", peak);
+    if (r.totals.recoveries != 0) {
+        // Each multicast packet is sent once to every node but the root.
+        const double multicasts = static_cast<double>(r.totals.data_sent) /
+                                  static_cast<double>(r.peak_buffers.size() - 1);
+        std::printf("deadlock recovery: %llu recoveries; %.3f of the multicast packets started one, "
+                    "%.2f packets per multicast went in a deadlock channel\n",
+                    static_cast<unsigned long long>(r.totals.recoveries),
+                    static_cast<double>(r.recovery_starters) / multicasts,
+                    static_cast<double>(r.totals.recovery_packets) / multicasts);
+    }
 }
 
 // Options only a fattree network takes, refused elsewhere rather than ignored.
