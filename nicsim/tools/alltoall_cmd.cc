@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/alltoall.h"
+#include "tools/fmmc_cmd.h"
 #include "tools/json.h"
 
 namespace nicsim::tools {
@@ -20,6 +21,7 @@ constexpr std::array kAlltoallOpts = {
     OptionSpec{"--tree", "T", "binomial|binary|chain: every node's multicast tree (default binomial)"},
     OptionSpec{"--messages", "M", "messages each node multicasts (default 1)"},
     OptionSpec{"--deadlock-recovery", "on|off", "LFC's deadlock channels and recovery (default on); off: a deadlock is reported, exit status 3"},
+    kProtocolOpt,
     OptionSpec{"--json", "", "print one JSON object instead of text"},
     OptionSpec{"--trace", "FILE", "write a Chrome trace-event file (Perfetto): one track per host, NIC and link"},
     OptionSpec{"--help", "", "print this text"},

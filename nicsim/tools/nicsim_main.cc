@@ -18,6 +18,7 @@
 #include "sim/hw_collective.h"
 #include "sim/model.h"
 #include "tools/alltoall_cmd.h"
+#include "tools/fmmc_cmd.h"
 #include "tools/hwtree_cmd.h"
 #include "tools/json.h"
 #include "tools/options.h"
@@ -43,9 +44,9 @@ constexpr std::array kKbinomialOpts = {
     OptionSpec{"--nodes", "N", "multicast set size n (required)"},
     OptionSpec{"--packets", "M", "message length m in packets (default 1)"},
     kJsonOpt, kHelpOpt};
-constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kProtocolOpt,
     kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt, kJsonOpt, kTraceOpt, kHelpOpt};
-constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kProtocolOpt,
     OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr OptionSpec kSkewOpt{"--skew", "US", "one host, drawn with the seed, posts this many microseconds late (default 0)"};
@@ -273,6 +274,12 @@ std::optional<std::string> fattree_only(const Options& opts) {
 
 int run_experiment(std::string_view command, const Options& opts, bool blast) {
     std::string why;
+    if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
+        if (protocol != "fmmc") return usage_error(command, "--protocol " + protocol + ": not one of lfc|fmmc");
+        const auto model = model_from(opts, &why);
+        if (!model) return usage_error(command, why);
+        return run_fmmc_command(command, opts, *model);
+    }
     if (!blast) {
         const auto model = model_from(opts, &why);
         if (!model) return usage_error(command, why);
@@ -425,6 +432,10 @@ int run_alltoall(const Options& opts) {
     std::string why;
     const auto model = model_from(opts, &why);
     if (!model) return usage_error("alltoall", why);
+    if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
+        if (protocol != "fmmc") return usage_error("alltoall", "--protocol " + protocol + ": not one of lfc|fmmc");
+        return run_fmmc_command("alltoall", opts, *model);
+    }
     return run_alltoall_command(opts, *model);
 }
 
