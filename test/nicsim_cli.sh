@@ -65,6 +65,11 @@ check "alltoall without recovery reports a chain's deadlock and exits 3" \
 check "alltoall --json without recovery names the stuck NICs" \
     sh -c 'out=$("$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 8192 --tree chain --deadlock-recovery off --json);
            test $? -eq 3 && printf "%s\n" "$out" | grep -q "\"deadlocked\":true,\"stuck\":\[{\"node\":0,\"blocked\":\[{\"to\":"' _ "$nicsim"
+check "throughput and alltoall run FM/MC with --protocol fmmc" \
+    sh -c '"$1" throughput --preset lfc-myrinet --nodes 8 --bytes 4096 --protocol fmmc | grep -q "^FM/MC: [0-9]* credit requests, [0-9]* token hops" &&
+           "$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 4096 --protocol fmmc --json | grep -q "\"protocol\":\"fmmc\".*\"per_sender_mb_s\":[0-9.]*"' _ "$nicsim"
+bad_input "FM/MC refuses a tree other than binary" "--tree chain" throughput --protocol fmmc --tree chain
+bad_input "an unknown protocol is named" "--protocol gm" bcast --protocol gm
 bad_input "alltoall names a bad recovery switch" "--deadlock-recovery maybe" alltoall --deadlock-recovery maybe
 bad_input "alltoall names a tree it does not take" "--tree kbinomial" alltoall --tree kbinomial
 
