@@ -16,9 +16,12 @@ DeadlockChannel& Nic::channel(PeerId owner) {
 void Nic::maybe_recover() {
     if (!config_.deadlock_recovery || recovering_ || failed(error_)) return;
     const auto queues = static_cast<PeerId>(blocked_.size());
+    const bool timeout = config_.recovery_timeout_us > 0;
+    if (timeout) ask_for_tick();
     for (PeerId i = 0; i < queues; ++i) {
         const PeerId dst = (next_queue_ + i) % queues;
         if (blocked_[dst].empty()) continue;
+        if (timeout && (dst >= watch_.size() || !watch_[dst].suspected)) continue;
         next_queue_ = (dst + 1) % queues;
         const BufferId id = blocked_[dst].front();
         blocked_[dst].pop_front();
@@ -28,6 +31,40 @@ void Nic::maybe_recover() {
         ++stats_.recoveries;
         return;
     }
+}
+
+// §5.2's refinement: the fabric ticks while queues are blocked; a queue blocked at two ticks
+// in a row with no packet leaving it on a credit in between is suspected until one does.
+void Nic::ask_for_tick() {
+    if (tick_pending_) return;
+    for (const Ring<BufferId>& queue : blocked_) {
+        if (queue.empty()) continue;
+        tick_pending_ = true;
+        fabric_.tick_after(config_.recovery_timeout_us);
+        return;
+    }
+}
+
+Status Nic::on_tick() {
+    if (failed(error_)) return error_;
+    tick_pending_ = false;
+    if (watch_.size() < blocked_.size()) watch_.resize(blocked_.size());
+    for (PeerId dst = 0; dst < blocked_.size(); ++dst) {
+        QueueWatch& w = watch_[dst];
+        const bool blocked = !blocked_[dst].empty();
+        if (!blocked) {
+            w.suspected = false;
+        } else if (w.blocked_at_tick && w.moved == w.seen) {
+            w.suspected = true;
+        } else if (w.moved != w.seen) {
+            w.suspected = false;
+        }
+        w.blocked_at_tick = blocked;
+        w.seen = w.moved;
+    }
+    maybe_recover();
+    ask_for_tick();
+    return failed(pump()) ? error_ : Status::ok;
 }
 
 // §4.2: a packet in `owner`'s channel makes this NIC part of the deadlocked subtree.

@@ -20,6 +20,9 @@
 //                  └──flag──▶ E ··▶ ...       (E had none: E joins the subtree)
 //      R ◀──ack── D ◀──ack── E
 //
+// Detection is §4.1's (a non-empty blocked-sends queue, at once) or, with a timeout, §5.2's
+// proposed refinement (a queue blocked without progress across two ticks of the fabric).
+//
 // D's channel buffer frees when its packet has gone to every child and the host, or, earlier,
 // when a receive buffer of the same sender's window frees (the recovery forwarded T's oldest
 // packet at D, which frees one): p then moves into that buffer, whose credit the sender does not

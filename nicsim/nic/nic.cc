@@ -204,6 +204,7 @@ void Nic::enqueue(BufferId id, PeerId dst) {
 
 void Nic::unblock(PeerId dst) {
     Peer& p = peers_[dst];
+    if (p.waiting > 0 && p.send_credits > 0 && dst < watch_.size()) ++watch_[dst].moved;
     for (; p.waiting > 0 && p.send_credits > 0; --p.waiting) {
         --p.send_credits;
         transmit_.push_back({blocked_[dst].front(), dst});

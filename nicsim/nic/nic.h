@@ -49,6 +49,10 @@ struct NicConfig {
     // Deadlock channels and recovery (seed 000 §4, nic/deadlock_recovery.h); FPFS only. Off: the
     // basic protocol, deadlock-free only on trees such as binomial ones.
     bool deadlock_recovery = false;
+    // 0: a blocked-sends queue signals deadlock at once (seed 000 §4.1). > 0: the timeout-based
+    // refinement seed 000 §5.2 proposes: only a queue that stayed blocked, no packet leaving it
+    // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
+    double recovery_timeout_us = 0;
 };
 
 struct NicStats {
@@ -97,6 +101,10 @@ public:
     // A packet from `src` arrived from the network. `protocol` when it breaks the protocol (a
     // sender beyond its window, an unknown kind).
     Status on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+
+    // The tick asked for with Fabric::tick_after(): blocked queues that made no progress since
+    // the last one are suspected of deadlock.
+    Status on_tick();
 
     // Offers the transmit queue to the fabric again (after `again`): ok when empty, in_progress
     // while packets wait, or the sticky transport error.
@@ -212,6 +220,17 @@ private:
     PeerId next_queue_ = 0;
     std::vector<DeadlockChannel> channels_;
     std::vector<BufferId> in_channels_;  // oldest first
+    // The timeout refinement, by peer: packets that left the blocked queue on a credit, that
+    // count at the last tick, whether the queue was blocked then, and whether it is suspected.
+    struct QueueWatch {
+        std::uint32_t moved = 0;
+        std::uint32_t seen = 0;
+        bool blocked_at_tick = false;
+        bool suspected = false;
+    };
+    std::vector<QueueWatch> watch_;
+    bool tick_pending_ = false;
+    void ask_for_tick();
 };
 
 }  // namespace nicsim::nic

@@ -19,6 +19,7 @@ enum EventKind : std::uint32_t {
     kNicFree,   // the NIC processor is free to transmit the next packet of its queue
     kCollPost,  // the host's collective request reaches the NIC
     kTimeout,   // time to see whether the collective's packets are overdue
+    kTick,      // the LFC NIC's deadlock-detection tick
 };
 
 bool is_collective(PacketKind kind) {
@@ -177,6 +178,10 @@ public:
             coll_->timer_scheduled = false;
             on_timer(now);
             break;
+        case kTick:
+            nic_now_ = std::max(now, nic_free_);
+            check(nic_.on_tick(), "its deadlock-detection tick at node", rank_);
+            break;
         }
         if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
             wake_scheduled_ = true;
@@ -243,6 +248,10 @@ public:
         for (const Rank child : *children) {
             send(child, header.origin, header.seq, bytes, host_free_);
         }
+    }
+
+    void tick_after(double after_us) override {
+        c_.sim_.schedule(std::max(nic_now_, c_.sim_.now()) + from_us(after_us), *this, kTick);
     }
 
     void send_space() override {
@@ -606,7 +615,7 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
       switch_hop_(from_us(model.switch_latency)),
       link_free_(topology_.links(), 0) {
     const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding,
-                                model.deadlock_recovery != 0};
+                                model.deadlock_recovery != 0, model.recovery_timeout};
     // In a pipelined run every node is busy, so consecutive events are at different nodes, whose
     // state is rarely still in cache: have the next one's on its way while an event runs. Only
     // its first lines (the node's clocks and queues, the NIC's counters and queues): prefetching

@@ -41,6 +41,7 @@ struct Model {
     int host_buffers;
     double nack_timeout;  // us
     int deadlock_recovery;  // 0 or 1: seed 000 §4's deadlock channels and recovery
+    double recovery_timeout;  // us; 0: detection at once
     // run
     std::uint64_t seed;
 };
