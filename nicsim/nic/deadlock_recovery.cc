@@ -23,6 +23,10 @@ void Nic::maybe_recover() {
         if (blocked_[dst].empty()) continue;
         if (timeout && (dst >= watch_.size() || !watch_[dst].suspected)) continue;
         next_queue_ = (dst + 1) % queues;
+        if (rank_ > 0xffff) {  // a flagged packet names its owner in 16 bits
+            error_ = Status::invalid;
+            return;
+        }
         const BufferId id = blocked_[dst].front();
         blocked_[dst].pop_front();
         --peers_[dst].waiting;
