@@ -34,8 +34,8 @@
 namespace nicsim::nic {
 
 struct DeadlockChannel {
-    bool active = false;   // a packet of this owner's recovery came through; no ack sent yet
-    bool holding = false;  // that packet still holds the owner's extra buffer here
+    bool active = false;       // a packet of this owner's recovery came through; no ack sent yet
+    bool holding = false;      // that packet still holds the owner's extra buffer here
     std::uint32_t parent = 0;  // the peer (by index) it came from, to be acknowledged
     int acks_pending = 0;      // children flagged in this recovery that have not answered
 };

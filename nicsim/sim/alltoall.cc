@@ -8,7 +8,8 @@
 
 namespace nicsim::sim {
 
-std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trace, std::string* why) {
+std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trace,
+                                           std::string* why) {
     const Model& model = spec.model;
     const Rank n = model.nodes;
     if (spec.messages < 1) {
@@ -32,7 +33,8 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
             return std::nullopt;
         }
     } else if (spec.trees.size() != static_cast<std::size_t>(n)) {
-        *why = "trees: " + std::to_string(spec.trees.size()) + " given for " + std::to_string(n) + " nodes";
+        *why = "trees: " + std::to_string(spec.trees.size()) + " given for " + std::to_string(n) +
+               " nodes";
         return std::nullopt;
     }
     std::optional<Topology> topology = make_topology(model, why);
@@ -41,7 +43,8 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
     AlltoallResult result;
     result.tree = shape != nullptr ? std::string(shape->name) : "given";
     result.packets = static_cast<std::uint32_t>(packets);
-    result.multicasts = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(spec.messages) * packets;
+    result.multicasts =
+        static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(spec.messages) * packets;
     std::vector<plan::Tree> trees = spec.trees;
     if (shape != nullptr) {
         for (Rank origin = 0; origin < n; ++origin) {
@@ -53,10 +56,12 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
     Cluster cluster(model, std::move(*topology), nic::Forwarding::fpfs, sim, trace);
     for (Rank origin = 0; origin < n; ++origin) {
         if (trees[origin].children.size() != static_cast<std::size_t>(n)) {
-            *why = "trees[" + std::to_string(origin) + "]: not a tree of " + std::to_string(n) + " nodes";
+            *why = "trees[" + std::to_string(origin) + "]: not a tree of " + std::to_string(n) +
+                   " nodes";
             return std::nullopt;
         }
-        for (Rank node = 0; node < n; ++node) cluster.set_route(node, origin, trees[origin].children[node]);
+        for (Rank node = 0; node < n; ++node)
+            cluster.set_route(node, origin, trees[origin].children[node]);
     }
     for (Rank origin = 0; origin < n; ++origin) {
         for (int m = 0; m < spec.messages; ++m) {
@@ -90,23 +95,29 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
     result.slowest_sender_mbs = -1;
     for (Rank node = 0; node < n; ++node) {
         const auto& receipts = cluster.receipts(node);
-        const auto expected = static_cast<std::size_t>(n - 1) * static_cast<std::size_t>(spec.messages);
+        const auto expected =
+            static_cast<std::size_t>(n - 1) * static_cast<std::size_t>(spec.messages);
         if (receipts.size() != expected) {
             *why = "simulation broke an invariant: node " + std::to_string(node) + " received " +
-                   std::to_string(receipts.size()) + " of " + std::to_string(expected) + " messages";
+                   std::to_string(receipts.size()) + " of " + std::to_string(expected) +
+                   " messages";
             return std::nullopt;
         }
-        for (const Cluster::Receipt& r : receipts) result.done_us = std::max(result.done_us, to_us(r.done));
+        for (const Cluster::Receipt& r : receipts)
+            result.done_us = std::max(result.done_us, to_us(r.done));
         const double sender_s = to_us(cluster.last_post(node)) * 1e-6;
-        const double mbs = sender_s > 0 ? static_cast<double>(spec.bytes) * spec.messages / sender_s / 1e6 : 0;
+        const double mbs =
+            sender_s > 0 ? static_cast<double>(spec.bytes) * spec.messages / sender_s / 1e6 : 0;
         sum += mbs;
-        if (result.slowest_sender_mbs < 0 || mbs < result.slowest_sender_mbs) result.slowest_sender_mbs = mbs;
+        if (result.slowest_sender_mbs < 0 || mbs < result.slowest_sender_mbs)
+            result.slowest_sender_mbs = mbs;
     }
     result.per_sender_mbs = sum / n;
     const auto multicasts = static_cast<double>(result.multicasts);
     result.recovery_starters = cluster.recovery_starters();
     result.recoveries_per_multicast = static_cast<double>(result.recovery_starters) / multicasts;
-    result.recovery_packets_per_multicast = static_cast<double>(result.recovery_packets) / multicasts;
+    result.recovery_packets_per_multicast =
+        static_cast<double>(result.recovery_packets) / multicasts;
     return result;
 }
 
@@ -117,8 +128,8 @@ std::string describe_deadlock(const std::vector<StuckNic>& stuck) {
         out += "node " + std::to_string(s.node) + ":";
         bool first = true;
         for (const nic::BlockedQueue& q : s.queues) {
-            out += (first ? " to " : ", to ") + std::to_string(q.dst) + " (" + std::to_string(q.packets) +
-                   (q.packets == 1 ? " packet)" : " packets)");
+            out += (first ? " to " : ", to ") + std::to_string(q.dst) + " (" +
+                   std::to_string(q.packets) + (q.packets == 1 ? " packet)" : " packets)");
             first = false;
         }
     }

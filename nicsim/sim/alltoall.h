@@ -38,26 +38,27 @@ struct StuckNic {
 
 struct AlltoallResult {
     std::string tree;
-    std::uint32_t packets = 0;          // per message
-    std::uint64_t multicasts = 0;       // multicast packets: nodes x messages x packets
-    double per_sender_mbs = 0;          // mean over senders: bytes sent / its host's last post
+    std::uint32_t packets = 0;     // per message
+    std::uint64_t multicasts = 0;  // multicast packets: nodes x messages x packets
+    double per_sender_mbs = 0;     // mean over senders: bytes sent / its host's last post
     double slowest_sender_mbs = 0;
-    double done_us = 0;                 // the last host to have every message
-    std::uint64_t recoveries = 0;       // deadlock recoveries started, over all NICs
-    std::uint64_t recovery_packets = 0; // packets sent in deadlock channels
+    double done_us = 0;                   // the last host to have every message
+    std::uint64_t recoveries = 0;         // deadlock recoveries started, over all NICs
+    std::uint64_t recovery_packets = 0;   // packets sent in deadlock channels
     std::uint64_t recovery_starters = 0;  // multicast packets that started a recovery somewhere
-    double recoveries_per_multicast = 0;        // Table 1, column 1: recovery_starters / multicasts
+    double recoveries_per_multicast = 0;  // Table 1, column 1: recovery_starters / multicasts
     double recovery_packets_per_multicast = 0;  // Table 1, column 2
     nic::NicStats totals;
     std::uint64_t events = 0;
-    bool deadlocked = false;            // recovery off, and packets stayed queued
-    std::vector<StuckNic> stuck;        // then: the NICs and queues involved
+    bool deadlocked = false;      // recovery off, and packets stayed queued
+    std::vector<StuckNic> stuck;  // then: the NICs and queues involved
 };
 
 // Empty with one line in *why for a bad spec or a broken invariant (a packet lost, duplicated or
 // out of order, credits not conserved), which would be a bug in the engine; a deadlock with
 // recovery off is a result, not an error.
-std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trace, std::string* why);
+std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trace,
+                                           std::string* why);
 
 // One line naming every stuck NIC and its queues: "node 3: to 4 (2 packets); node 4: ...".
 std::string describe_deadlock(const std::vector<StuckNic>& stuck);

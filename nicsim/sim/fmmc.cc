@@ -64,11 +64,11 @@ public:
     bool started = false;
     bool host_scheduled = false;
     bool host_waits = false;
-    int credits = 0;           // cached multicast credits
+    int credits = 0;  // cached multicast credits
     bool requesting = false;
-    int send_slots = 0;        // free NI send buffers
+    int send_slots = 0;  // free NI send buffers
     Time last_post = 0;
-    Ring<Tx> posting;          // on the I/O bus towards the NI
+    Ring<Tx> posting;  // on the I/O bus towards the NI
     // NI
     Time nic_free = 0;
     bool free_scheduled = false;
@@ -77,8 +77,8 @@ public:
     std::vector<int> records;  // per packet held: sends left
     std::vector<std::uint32_t> free_records;
     std::vector<bool> record_is_send;
-    Ring<Time> frees;          // when host buffers free, not yet seen by the token
-    std::uint64_t freed = 0;   // host multicast buffers freed (own multicasts count at once)
+    Ring<Time> frees;         // when host buffers free, not yet seen by the token
+    std::uint64_t freed = 0;  // host multicast buffers freed (own multicasts count at once)
     // receiving
     std::vector<std::pair<Seq, std::uint32_t>> expect;  // by origin
     std::vector<int> received;                          // messages by origin
@@ -97,8 +97,11 @@ private:
 class Fmmc {
 public:
     Fmmc(const FmmcSpec& spec, Topology topology, std::vector<plan::Tree> trees)
-        : spec_(spec), topology_(std::move(topology)), trees_(std::move(trees)),
-          link_free_(topology_.links(), 0), snapshot_(static_cast<std::size_t>(spec.model.nodes), 0) {
+        : spec_(spec),
+          topology_(std::move(topology)),
+          trees_(std::move(trees)),
+          link_free_(topology_.links(), 0),
+          snapshot_(static_cast<std::size_t>(spec.model.nodes), 0) {
         const Rank n = spec.model.nodes;
         for (Rank r = 0; r < n; ++r) nodes_.push_back(std::make_unique<Node>(*this, r));
         for (auto& node : nodes_) {
@@ -109,7 +112,8 @@ public:
         available_ = spec.params.host_buffers;
         const double wire_bytes = spec.params.packet_bytes + spec.model.header_bytes;
         wire_ = transfer_time(static_cast<std::uint64_t>(wire_bytes), spec.model.link_bw);
-        control_wire_ = transfer_time(static_cast<std::uint64_t>(spec.model.header_bytes + 8), spec.model.link_bw);
+        control_wire_ = transfer_time(static_cast<std::uint64_t>(spec.model.header_bytes + 8),
+                                      spec.model.link_bw);
     }
 
     const FmmcSpec& spec_;
@@ -128,7 +132,7 @@ public:
     std::uint64_t reclaimed_ = 0;  // credits every host has freed the buffer of
     bool token_out_ = false;
     std::vector<std::uint64_t> snapshot_;  // per host: buffers freed, as the token last saw
-    Ring<Rank> waiting_;           // requests the manager could not serve yet
+    Ring<Rank> waiting_;                   // requests the manager could not serve yet
     FmmcResult result;
     std::string error;
 
@@ -326,8 +330,8 @@ void Node::host_next(Time now) {
     const Time begin = std::max({now, host_free, bus_free});
     const auto payload = static_cast<std::uint64_t>(s.params.packet_bytes);
     host_free = bus_free = begin + transfer_time(payload, s.model.pio_bw);
-    posting.push_back({-1, Kind::data, rank_, seq, next_packet,
-                       next_packet + 1 == packets ? 1u : 0u, 0});
+    posting.push_back(
+        {-1, Kind::data, rank_, seq, next_packet, next_packet + 1 == packets ? 1u : 0u, 0});
     f_.sim.schedule(host_free, *this, kNicPost);
     last_post = host_free;
     if (++next_packet == packets) {
@@ -348,29 +352,29 @@ void Node::arrive(const Flight& fl, Time now) {
     if (fl.kind != Kind::data) {
         nic_free = start + tnr;
         switch (fl.kind) {
-        case Kind::request:
-            f_.request(fl.origin);
-            break;
-        case Kind::reply:
-            f_.sim.schedule(nic_free, *this, kGrant, fl.arg);
-            break;
-        case Kind::giveback:
-            f_.give_back(static_cast<int>(fl.arg));
-            break;
-        case Kind::token:
-            while (!frees.empty() && frees.front() <= nic_free) {
-                frees.pop_front();
-                ++freed;
-            }
-            if (rank_ == 0) {
-                f_.token_home(freed);
-            } else {
-                f_.snapshot_[rank_] = freed;
-                send({(rank_ + 1) % s.model.nodes, Kind::token, 0, 0, 0, 0, 0});
-            }
-            break;
-        default:
-            break;
+            case Kind::request:
+                f_.request(fl.origin);
+                break;
+            case Kind::reply:
+                f_.sim.schedule(nic_free, *this, kGrant, fl.arg);
+                break;
+            case Kind::giveback:
+                f_.give_back(static_cast<int>(fl.arg));
+                break;
+            case Kind::token:
+                while (!frees.empty() && frees.front() <= nic_free) {
+                    frees.pop_front();
+                    ++freed;
+                }
+                if (rank_ == 0) {
+                    f_.token_home(freed);
+                } else {
+                    f_.snapshot_[rank_] = freed;
+                    send({(rank_ + 1) % s.model.nodes, Kind::token, 0, 0, 0, 0, 0});
+                }
+                break;
+            default:
+                break;
         }
         return;
     }
@@ -379,7 +383,8 @@ void Node::arrive(const Flight& fl, Time now) {
     // host memory across the I/O bus, and comes back the same way before it is forwarded.
     if (queued >= s.params.ni_queue) {
         const int out = std::max(1, s.params.ni_queue / 2);
-        const Time move = transfer_time(static_cast<std::uint64_t>(out) * s.params.packet_bytes, s.model.dma_bw);
+        const Time move =
+            transfer_time(static_cast<std::uint64_t>(out) * s.params.packet_bytes, s.model.dma_bw);
         const Time begin = std::max(nic_free, bus_free);
         bus_free = begin + 2 * move;
         nic_free += tnr;  // assumed: starting the swap costs the NI about one receive
@@ -388,13 +393,15 @@ void Node::arrive(const Flight& fl, Time now) {
     }
     // The packet goes to the host's multicast buffer (a credit guarantees one)...
     const Time begin = std::max(nic_free, bus_free);
-    bus_free = begin + transfer_time(static_cast<std::uint64_t>(s.params.packet_bytes), s.model.dma_bw);
+    bus_free =
+        begin + transfer_time(static_cast<std::uint64_t>(s.params.packet_bytes), s.model.dma_bw);
     frees.push_back(bus_free);
     auto& [eseq, estep] = expect[fl.origin];
     if (fl.seq != eseq || fl.step != estep) {
         if (f_.error.empty()) {
-            f_.error = "node " + std::to_string(rank_) + " got packet " + std::to_string(fl.step) + " of message " +
-                       std::to_string(fl.seq) + " from origin " + std::to_string(fl.origin) + " out of order";
+            f_.error = "node " + std::to_string(rank_) + " got packet " + std::to_string(fl.step) +
+                       " of message " + std::to_string(fl.seq) + " from origin " +
+                       std::to_string(fl.origin) + " out of order";
         }
     }
     if (fl.arg == 1) {
@@ -411,51 +418,53 @@ void Node::arrive(const Flight& fl, Time now) {
     if (children.empty()) return;
     ++queued;
     const std::uint32_t rec = new_record(static_cast<int>(children.size()), false);
-    for (const Rank c : children) tx.push_back({c, Kind::data, fl.origin, fl.seq, fl.step, fl.arg, rec});
+    for (const Rank c : children)
+        tx.push_back({c, Kind::data, fl.origin, fl.seq, fl.step, fl.arg, rec});
     pump(now);
 }
 
 void Node::on_event(std::uint32_t kind, std::uint32_t arg) {
     const Time now = f_.sim.now();
     switch (kind) {
-    case kArrive: {
-        const Flight fl = f_.flights_[arg];
-        f_.free_flights_.push_back(arg);
-        arrive(fl, now);
-        break;
-    }
-    case kHostNext:
-        host_scheduled = false;
-        host_next(now);
-        break;
-    case kNicPost: {
-        const Tx t = posting.front();
-        posting.pop_front();
-        --send_slots;
-        const auto& children = f_.trees_[rank_].children[rank_];
-        if (children.empty()) {
-            ++send_slots;
+        case kArrive: {
+            const Flight fl = f_.flights_[arg];
+            f_.free_flights_.push_back(arg);
+            arrive(fl, now);
             break;
         }
-        const std::uint32_t rec = new_record(static_cast<int>(children.size()), true);
-        for (const Rank c : children) tx.push_back({c, Kind::data, t.origin, t.seq, t.step, t.arg, rec});
-        pump(now);
-        break;
-    }
-    case kNicFree:
-        free_scheduled = false;
-        pump(now);
-        break;
-    case kGrant:
-        credits += static_cast<int>(arg);
-        requesting = false;
-        if (messages_left == 0) give_back();
-        if (host_waits && !host_scheduled) {
-            host_waits = false;
-            host_scheduled = true;
-            f_.sim.schedule(std::max(now, host_free), *this, kHostNext);
+        case kHostNext:
+            host_scheduled = false;
+            host_next(now);
+            break;
+        case kNicPost: {
+            const Tx t = posting.front();
+            posting.pop_front();
+            --send_slots;
+            const auto& children = f_.trees_[rank_].children[rank_];
+            if (children.empty()) {
+                ++send_slots;
+                break;
+            }
+            const std::uint32_t rec = new_record(static_cast<int>(children.size()), true);
+            for (const Rank c : children)
+                tx.push_back({c, Kind::data, t.origin, t.seq, t.step, t.arg, rec});
+            pump(now);
+            break;
         }
-        break;
+        case kNicFree:
+            free_scheduled = false;
+            pump(now);
+            break;
+        case kGrant:
+            credits += static_cast<int>(arg);
+            requesting = false;
+            if (messages_left == 0) give_back();
+            if (host_waits && !host_scheduled) {
+                host_waits = false;
+                host_scheduled = true;
+                f_.sim.schedule(std::max(now, host_free), *this, kHostNext);
+            }
+            break;
     }
 }
 
@@ -465,7 +474,8 @@ std::optional<FmmcResult> run_fmmc(const FmmcSpec& spec, std::string* why) {
     const Rank n = spec.model.nodes;
     const FmmcParams& p = spec.params;
     if (spec.root < 0 || spec.root >= n) {
-        *why = "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
+        *why =
+            "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;
     }
     if (spec.messages < 1) {
@@ -510,12 +520,13 @@ std::optional<FmmcResult> run_fmmc(const FmmcSpec& spec, std::string* why) {
             const int want = o != r && sends ? spec.messages : 0;
             if (node.received[o] != want) {
                 *why = "simulation broke an invariant: node " + std::to_string(r) + " received " +
-                       std::to_string(node.received[o]) + " of " + std::to_string(want) + " messages from " +
-                       std::to_string(o);
+                       std::to_string(node.received[o]) + " of " + std::to_string(want) +
+                       " messages from " + std::to_string(o);
                 return std::nullopt;
             }
         }
-        if (r != spec.root) f.result.latency_us = std::max(f.result.latency_us, to_us(node.first_done));
+        if (r != spec.root)
+            f.result.latency_us = std::max(f.result.latency_us, to_us(node.first_done));
         if (!spec.all_senders && r != spec.root) continue;
         const double s = to_us(node.last_post) * 1e-6;
         sum += s > 0 ? static_cast<double>(spec.bytes) * spec.messages / s / 1e6 : 0;

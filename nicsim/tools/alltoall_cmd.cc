@@ -33,20 +33,25 @@ std::string stuck_json(const std::vector<sim::StuckNic>& stuck) {
     for (const sim::StuckNic& s : stuck) {
         std::string queues = "[";
         for (const nic::BlockedQueue& q : s.queues) {
-            queues += (queues.size() > 1 ? "," : "") + JsonObject()
-                                                           .field("to", static_cast<long long>(q.dst))
-                                                           .field("packets", static_cast<long long>(q.packets))
-                                                           .str();
+            queues += (queues.size() > 1 ? "," : "") +
+                      JsonObject()
+                          .field("to", static_cast<long long>(q.dst))
+                          .field("packets", static_cast<long long>(q.packets))
+                          .str();
         }
-        out += (out.size() > 1 ? "," : "") +
-               JsonObject().field("node", static_cast<long long>(s.node)).raw("blocked", queues + "]").str();
+        out += (out.size() > 1 ? "," : "") + JsonObject()
+                                                 .field("node", static_cast<long long>(s.node))
+                                                 .raw("blocked", queues + "]")
+                                                 .str();
     }
     return out + "]";
 }
 
 }  // namespace
 
-std::span<const OptionSpec> alltoall_options() { return kAlltoallOpts; }
+std::span<const OptionSpec> alltoall_options() {
+    return kAlltoallOpts;
+}
 
 int run_alltoall_command(const Options& opts, sim::Model model) {
     std::string why;
@@ -71,7 +76,8 @@ int run_alltoall_command(const Options& opts, sim::Model model) {
     const auto result = sim::run_alltoall(spec, trace.get(), &why);
     if (!result) return usage_error("alltoall", why);
     if (trace && !trace->close()) {
-        std::fprintf(stderr, "nicsim alltoall: --trace %s: write failed\n", opts.text("--trace").c_str());
+        std::fprintf(stderr, "nicsim alltoall: --trace %s: write failed\n",
+                     opts.text("--trace").c_str());
         return 1;
     }
     const sim::AlltoallResult& r = *result;
@@ -107,11 +113,12 @@ int run_alltoall_command(const Options& opts, sim::Model model) {
         std::printf("%s\n", j.str().c_str());
         return r.deadlocked ? kDeadlocked : 0;
     }
-    std::printf("alltoall: %s, %d nodes, %llu bytes x %d message%s per node (%u packet%s of at most %d), "
-                "tree %s, deadlock recovery %s\n",
-                preset.c_str(), model.nodes, static_cast<unsigned long long>(spec.bytes), spec.messages,
-                spec.messages == 1 ? "" : "s", r.packets, r.packets == 1 ? "" : "s", model.mtu,
-                r.tree.c_str(), recovery.c_str());
+    std::printf(
+        "alltoall: %s, %d nodes, %llu bytes x %d message%s per node (%u packet%s of at most %d), "
+        "tree %s, deadlock recovery %s\n",
+        preset.c_str(), model.nodes, static_cast<unsigned long long>(spec.bytes), spec.messages,
+        spec.messages == 1 ? "" : "s", r.packets, r.packets == 1 ? "" : "s", model.mtu,
+        r.tree.c_str(), recovery.c_str());
     if (r.deadlocked) {
         std::printf("deadlock: no event left, %zu NICs hold blocked sends: %s\n", r.stuck.size(),
                     sim::describe_deadlock(r.stuck).c_str());
@@ -119,13 +126,14 @@ int run_alltoall_command(const Options& opts, sim::Model model) {
     }
     std::printf("per-sender throughput: %.2f MB/s (mean; slowest %.2f), all done at %.1f us\n",
                 r.per_sender_mbs, r.slowest_sender_mbs, r.done_us);
-    std::printf("deadlock recovery (Table 1): %.3f recoveries and %.2f recovery packets per multicast "
-                "packet (%llu of %llu packets started one; %llu recoveries, %llu packets in channels)\n",
-                r.recoveries_per_multicast, r.recovery_packets_per_multicast,
-                static_cast<unsigned long long>(r.recovery_starters),
-                static_cast<unsigned long long>(r.multicasts),
-                static_cast<unsigned long long>(r.recoveries),
-                static_cast<unsigned long long>(r.recovery_packets));
+    std::printf(
+        "deadlock recovery (Table 1): %.3f recoveries and %.2f recovery packets per multicast "
+        "packet (%llu of %llu packets started one; %llu recoveries, %llu packets in channels)\n",
+        r.recoveries_per_multicast, r.recovery_packets_per_multicast,
+        static_cast<unsigned long long>(r.recovery_starters),
+        static_cast<unsigned long long>(r.multicasts),
+        static_cast<unsigned long long>(r.recoveries),
+        static_cast<unsigned long long>(r.recovery_packets));
     std::printf("packets: %llu data, %llu credit updates, %llu waited for a credit\n",
                 static_cast<unsigned long long>(r.totals.data_sent),
                 static_cast<unsigned long long>(r.totals.credit_packets),

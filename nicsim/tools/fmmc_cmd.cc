@@ -12,10 +12,12 @@ namespace nicsim::tools {
 int run_fmmc_command(std::string_view command, const Options& opts, const sim::Model& model) {
     std::string why;
     for (const char* lfc_only : {"--forwarding", "--trace", "--deadlock-recovery"}) {
-        if (opts.has(lfc_only)) return usage_error(command, std::string(lfc_only) + ": only with --protocol lfc");
+        if (opts.has(lfc_only))
+            return usage_error(command, std::string(lfc_only) + ": only with --protocol lfc");
     }
     if (opts.has("--tree") && opts.text("--tree") != "binary") {
-        return usage_error(command, "--tree " + opts.text("--tree") + ": FM/MC uses binary trees (seed 000 §2.2)");
+        return usage_error(
+            command, "--tree " + opts.text("--tree") + ": FM/MC uses binary trees (seed 000 §2.2)");
     }
     const bool all = command == "alltoall";
     const bool blast = command != "bcast";
@@ -25,7 +27,8 @@ int run_fmmc_command(std::string_view command, const Options& opts, const sim::M
     if (!bytes) return usage_error(command, why);
     spec.bytes = static_cast<std::uint64_t>(*bytes);
     const std::int64_t fallback =
-        all || !blast ? 1 : std::max<std::int64_t>(16, (4 << 20) / std::max<std::int64_t>(*bytes, 1));
+        all || !blast ? 1
+                      : std::max<std::int64_t>(16, (4 << 20) / std::max<std::int64_t>(*bytes, 1));
     const auto messages = opts.integer("--messages", fallback, 1, 1 << 24, &why);
     const auto root = messages ? opts.integer("--root", 0, 0, model.nodes - 1, &why) : std::nullopt;
     if (!root) return usage_error(command, why);
@@ -59,21 +62,26 @@ int run_fmmc_command(std::string_view command, const Options& opts, const sim::M
         std::printf("%s\n", j.str().c_str());
         return 0;
     }
-    std::printf("%.*s: %s, %d nodes, %llu bytes x %d message%s (%u packets of 256 bytes), FM/MC, tree binary%s\n",
-                static_cast<int>(command.size()), command.data(), preset.c_str(), model.nodes,
-                static_cast<unsigned long long>(spec.bytes), spec.messages, spec.messages == 1 ? "" : "s",
-                r.packets, all ? ", every node sends" : (", root " + std::to_string(spec.root)).c_str());
+    std::printf(
+        "%.*s: %s, %d nodes, %llu bytes x %d message%s (%u packets of 256 bytes), FM/MC, tree "
+        "binary%s\n",
+        static_cast<int>(command.size()), command.data(), preset.c_str(), model.nodes,
+        static_cast<unsigned long long>(spec.bytes), spec.messages, spec.messages == 1 ? "" : "s",
+        r.packets, all ? ", every node sends" : (", root " + std::to_string(spec.root)).c_str());
     if (all) {
         std::printf("per-sender throughput: %.2f MB/s (mean)\n", r.per_sender_mbs);
     } else if (blast) {
-        std::printf("throughput: %.2f MB/s seen by the sender over %d messages\n", r.per_sender_mbs, spec.messages);
+        std::printf("throughput: %.2f MB/s seen by the sender over %d messages\n", r.per_sender_mbs,
+                    spec.messages);
     } else {
         std::printf("latency: %.2f us (the last receiver)\n", r.latency_us);
     }
-    std::printf("FM/MC: %llu credit requests, %llu token hops, %llu packets swapped to host memory, "
-                "%llu data packets\n",
-                static_cast<unsigned long long>(r.credit_requests), static_cast<unsigned long long>(r.token_hops),
-                static_cast<unsigned long long>(r.swapped), static_cast<unsigned long long>(r.data_packets));
+    std::printf(
+        "FM/MC: %llu credit requests, %llu token hops, %llu packets swapped to host memory, "
+        "%llu data packets\n",
+        static_cast<unsigned long long>(r.credit_requests),
+        static_cast<unsigned long long>(r.token_hops), static_cast<unsigned long long>(r.swapped),
+        static_cast<unsigned long long>(r.data_packets));
     return 0;
 }
 

@@ -28,7 +28,8 @@ class Net;
 class Port final : public Fabric, public HostPort {
 public:
     Port(Net& net, Rank self) : net_(net), self_(self) {}
-    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) override;
+    Status transmit(Rank dst, const PacketHeader& header,
+                    std::span<const std::byte> payload) override;
     void deliver(const PacketHeader& header, std::span<const std::byte> payload) override {
         got.push_back({header, {payload.begin(), payload.end()}});
         ++consumed;
@@ -161,8 +162,8 @@ Outcome all_to_all(Net& net, const std::vector<plan::Tree>& trees, int messages,
                 h.step = posted[origin] % packets;
                 h.payload_bytes = static_cast<std::uint32_t>(bytes);
                 if (h.step + 1 == packets) h.flags = kLastPacket;
-                const Status s = net.nics[origin]->post_send(Nic::kMulticast, h,
-                                                             payload_of(origin, h.seq, h.step, bytes));
+                const Status s = net.nics[origin]->post_send(
+                    Nic::kMulticast, h, payload_of(origin, h.seq, h.step, bytes));
                 if (s == Status::again) break;
                 EXPECT_EQ(s, Status::ok);
                 ++posted[origin];
@@ -198,7 +199,8 @@ void expect_all_delivered(const Net& net, int messages, std::uint32_t packets, s
         }
         EXPECT_EQ(next.size(), static_cast<std::size_t>(n - 1)) << "node " << r;
         for (const auto& [origin, count] : next) {
-            EXPECT_EQ(count, static_cast<std::uint32_t>(messages) * packets) << "node " << r << " origin " << origin;
+            EXPECT_EQ(count, static_cast<std::uint32_t>(messages) * packets)
+                << "node " << r << " origin " << origin;
         }
     }
 }
@@ -227,8 +229,11 @@ Case random_case(std::uint64_t seed, bool recovery) {
     Case c;
     c.n = static_cast<Rank>(2 + rng.below(11));
     const int credits = static_cast<int>(1 + rng.below(8));
-    c.config = NicConfig{credits, static_cast<int>(rng.below(static_cast<std::uint64_t>(credits))),
-                         static_cast<int>(1 + rng.below(8)), Forwarding::fpfs, recovery,
+    c.config = NicConfig{credits,
+                         static_cast<int>(rng.below(static_cast<std::uint64_t>(credits))),
+                         static_cast<int>(1 + rng.below(8)),
+                         Forwarding::fpfs,
+                         recovery,
                          rng.below(2) == 0 ? 0.0 : 10.0};  // half with the timeout refinement
     c.host_buffers = static_cast<int>(1 + rng.below(8));
     for (Rank origin = 0; origin < c.n; ++origin) c.trees.push_back(random_tree(c.n, origin, rng));

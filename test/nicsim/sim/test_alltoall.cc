@@ -39,7 +39,8 @@ AlltoallSpec random_spec(std::uint64_t seed, bool recovery) {
     spec.model.topology = rng.below(2) ? "hypercube" : "crossbar";
     spec.model.nodes = static_cast<int>(2 + rng.below(23));
     spec.model.credits = static_cast<int>(1 + rng.below(8));
-    spec.model.low_water = static_cast<int>(rng.below(static_cast<std::uint64_t>(spec.model.credits)));
+    spec.model.low_water =
+        static_cast<int>(rng.below(static_cast<std::uint64_t>(spec.model.credits)));
     spec.model.send_buffers = static_cast<int>(1 + rng.below(8));
     spec.model.host_buffers = static_cast<int>(1 + rng.below(8));
     spec.model.mtu = static_cast<int>(64 + rng.below(1024));
@@ -63,7 +64,8 @@ TEST_P(RandomTrees, WithRecoveryEveryPacketArrivesOnceInOrder) {
     ASSERT_TRUE(r.has_value()) << why;
     ASSERT_FALSE(r->deadlocked);
     const auto n = static_cast<std::uint64_t>(spec.model.nodes);
-    EXPECT_EQ(r->totals.delivered, n * (n - 1) * r->packets * static_cast<std::uint64_t>(spec.messages));
+    EXPECT_EQ(r->totals.delivered,
+              n * (n - 1) * r->packets * static_cast<std::uint64_t>(spec.messages));
     EXPECT_LE(r->recoveries_per_multicast, 1.0);
     const auto again = run_alltoall(spec, nullptr, &why);
     ASSERT_TRUE(again.has_value());
@@ -82,7 +84,8 @@ TEST_P(RandomTrees, WithoutRecoveryCompletesOrReportsTheDeadlock) {
         EXPECT_FALSE(describe_deadlock(r->stuck).empty());
     } else {
         const auto n = static_cast<std::uint64_t>(spec.model.nodes);
-        EXPECT_EQ(r->totals.delivered, n * (n - 1) * r->packets * static_cast<std::uint64_t>(spec.messages));
+        EXPECT_EQ(r->totals.delivered,
+                  n * (n - 1) * r->packets * static_cast<std::uint64_t>(spec.messages));
     }
 }
 

@@ -23,7 +23,8 @@ class RandomFmmc : public testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(RandomFmmc, DeliversEverythingOnceInOrderAndRepeats) {
     Rng rng(GetParam(), 0xf33);
-    FmmcSpec spec = lfc_cluster(static_cast<int>(2 + rng.below(40)), rng.below(20000), rng.below(2) == 1);
+    FmmcSpec spec =
+        lfc_cluster(static_cast<int>(2 + rng.below(40)), rng.below(20000), rng.below(2) == 1);
     spec.model.topology = rng.below(2) ? "hypercube" : "crossbar";
     spec.model.send_buffers = static_cast<int>(1 + rng.below(16));
     spec.params.credit_batch = static_cast<int>(1 + rng.below(16));
@@ -37,7 +38,8 @@ TEST_P(RandomFmmc, DeliversEverythingOnceInOrderAndRepeats) {
     const auto senders = spec.all_senders ? static_cast<std::uint64_t>(spec.model.nodes) : 1;
     const auto n = static_cast<std::uint64_t>(spec.model.nodes);
     // A binary tree sends each packet once to every node but its root.
-    EXPECT_EQ(r->data_packets, senders * (n - 1) * r->packets * static_cast<std::uint64_t>(spec.messages));
+    EXPECT_EQ(r->data_packets,
+              senders * (n - 1) * r->packets * static_cast<std::uint64_t>(spec.messages));
     EXPECT_GT(r->credit_requests, 0u);
     EXPECT_GT(r->token_hops, 0u);
     EXPECT_EQ(r->token_hops % n, 0u);  // the token only ever makes whole rounds
@@ -52,8 +54,9 @@ INSTANTIATE_TEST_SUITE_P(Seeds, RandomFmmc, testing::Range<std::uint64_t>(1, 41)
 // The first packet of a message gives up one word to the handler (seed 000 §5.3 note 2).
 TEST(Fmmc, FixedPacketsAndTheHandlerWord) {
     std::string why;
-    for (const auto& [bytes, packets] : {std::pair{0u, 1u}, std::pair{252u, 1u}, std::pair{253u, 2u},
-                                         std::pair{508u, 2u}, std::pair{509u, 3u}}) {
+    for (const auto& [bytes, packets] :
+         {std::pair{0u, 1u}, std::pair{252u, 1u}, std::pair{253u, 2u}, std::pair{508u, 2u},
+          std::pair{509u, 3u}}) {
         const auto r = run_fmmc(lfc_cluster(4, bytes, false), &why);
         ASSERT_TRUE(r.has_value()) << why;
         EXPECT_EQ(r->packets, packets) << bytes << " bytes";
