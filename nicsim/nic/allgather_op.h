@@ -1,7 +1,10 @@
 // An allgather executing a plan::AllgatherSchedule on one rank's NIC (seed 001 §4, §5.2).
 //
 // The result buffer is the gathered buffer of plan/allgather.h: one block of B bytes per rank,
-// origin o's at byte o * B, this rank's own block in place when the collective is posted. Every
+// origin o's at byte o * B, this rank's own block in place when the collective is posted, or
+// given apart (`own`): then its first packets leave from there and the op copies it into place
+// after them, so a peer reading it (a fabric that receives by reading the sender's memory) reads
+// memory this rank does not write meanwhile. Every
 // arriving piece is written where it belongs, and every packet is sent from there: a block
 // reaches this host once and leaves it as often as the schedule (or a NACK) asks, without
 // another copy (only a combined packet whose pieces lie apart is gathered first). An empty result
@@ -77,11 +80,12 @@ public:
     static bool runs(const plan::AllgatherSchedule& schedule);
 
     // `schedule` is this rank's and outlives the op; `combines` is the algorithm's.
-    // `result` is empty or size * block_bytes long.
+    // `result` is empty or size * block_bytes long; `own` is empty or this rank's block,
+    // block_bytes long, valid and unchanged until the op is done.
     AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
                 const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
                 std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
-                CollectiveStats& stats);
+                CollectiveStats& stats, std::span<const std::byte> own = {});
 
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
@@ -116,6 +120,11 @@ private:
     plan::Packet expected(std::size_t step, std::size_t slot) const;
 
     Status send(Rank dst, PacketHeader header, const plan::Packet& layout);
+    // The bytes of `piece` of the gathered buffer: from own_ while this rank's block is not yet
+    // in result_ (a piece that only partly covers it copies it there first).
+    std::span<const std::byte> bytes_of(plan::ByteRange piece);
+    // Copies own_ into its place in result_, once.
+    void place_own();
     // Sends a hopping packet along `hop` and every hop after it.
     Status send_hops(std::optional<plan::Hop> hop, std::uint32_t index, const plan::Packet& layout);
     void place(const plan::Packet& layout, std::span<const std::byte> payload);
@@ -128,14 +137,16 @@ private:
     std::uint64_t block_bytes_;
     std::uint32_t mtu_;
     std::span<std::byte> result_;
+    std::span<const std::byte> own_;  // this rank's block until copied into result_
     TxQueue& tx_;
     CollectiveStats& stats_;
-    std::uint64_t per_block_;         // packets per block
-    std::vector<Arrivals> arrived_;   // [step] which packets of the step's receive are in
-    std::vector<Arrivals> asked_;     // hopping: [step] which of them this rank asked for since
-                                      // its last timeout
-    std::size_t step_ = 0;            // the first step whose receive is incomplete
-    bool step_sent_ = false;          // combining: whether step_'s sends are out
+    std::uint64_t per_block_;  // packets per block
+    // [step] which packets of the step's receive are in, and (hopping) which of them this rank
+    // asked for since its last timeout. Inline up to 4 steps: 16 ranks by recursive doubling.
+    SmallVector<Arrivals, 4> arrived_;
+    SmallVector<Arrivals, 4> asked_;
+    std::size_t step_ = 0;     // the first step whose receive is incomplete
+    bool step_sent_ = false;   // combining: whether step_'s sends are out
     // Combined packets whose pieces lie apart, gathered; kept as long as the op, like every
     // other payload it hands the fabric (Fabric::transmit). (A vector of vectors: the bytes of
     // each stay put when the outer one grows, and an op that gathers nothing allocates nothing.)
