@@ -56,6 +56,26 @@ check "identical input gives identical output" \
     sh -c 'a=$("$1" bcast --preset kesavan97 --bytes 4096 --tree optimal --json) &&
            b=$("$1" bcast --preset kesavan97 --bytes 4096 --tree optimal --json) && test "$a" = "$b"' _ "$nicsim"
 
+# alltoall (seed 000 §5.2): Table 1's columns with recovery, exit status 3 and the stuck queues
+# without it, bad input.
+check "alltoall prints per-sender throughput and Table 1's columns" \
+    sh -c 'out=$("$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 8192 --tree chain) &&
+           printf "%s\n" "$out" | grep -q "^per-sender throughput: [0-9.]* MB/s" &&
+           printf "%s\n" "$out" | grep -q "^deadlock recovery (Table 1): [0-9.]* recoveries and [0-9.]* recovery packets per multicast"' _ "$nicsim"
+check "alltoall without recovery reports a chain's deadlock and exits 3" \
+    sh -c 'out=$("$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 8192 --tree chain --deadlock-recovery off);
+           test $? -eq 3 && printf "%s\n" "$out" | grep -q "^deadlock: no event left, 8 NICs hold blocked sends: node 0: to [0-9]* ([0-9]* packets)"' _ "$nicsim"
+check "alltoall --json without recovery names the stuck NICs" \
+    sh -c 'out=$("$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 8192 --tree chain --deadlock-recovery off --json);
+           test $? -eq 3 && printf "%s\n" "$out" | grep -q "\"deadlocked\":true,\"stuck\":\[{\"node\":0,\"blocked\":\[{\"to\":"' _ "$nicsim"
+check "throughput and alltoall run FM/MC with --protocol fmmc" \
+    sh -c '"$1" throughput --preset lfc-myrinet --nodes 8 --bytes 4096 --protocol fmmc | grep -q "^FM/MC: [0-9]* credit requests, [0-9]* token hops" &&
+           "$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 4096 --protocol fmmc --json | grep -q "\"protocol\":\"fmmc\".*\"per_sender_mb_s\":[0-9.]*"' _ "$nicsim"
+bad_input "FM/MC refuses a tree other than binary" "--tree chain" throughput --protocol fmmc --tree chain
+bad_input "an unknown protocol is named" "--protocol gm" bcast --protocol gm
+bad_input "alltoall names a bad recovery switch" "--deadlock-recovery maybe" alltoall --deadlock-recovery maybe
+bad_input "alltoall names a tree it does not take" "--tree kbinomial" alltoall --tree kbinomial
+
 # allgather and barrier (seed 001): output forms, every algorithm, loss and NACKs, bad input.
 check "allgather prints the header, latency with bandwidth, host CPU and packets" \
     sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab) &&

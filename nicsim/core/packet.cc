@@ -20,7 +20,7 @@ T get(std::span<const std::byte> in, std::size_t at) {
 
 bool known_kind(std::uint8_t kind) {
     return kind >= static_cast<std::uint8_t>(PacketKind::barrier) &&
-           kind <= static_cast<std::uint8_t>(PacketKind::bcast);
+           kind <= static_cast<std::uint8_t>(PacketKind::recovery_ack);
 }
 
 }  // namespace

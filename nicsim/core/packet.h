@@ -30,10 +30,15 @@ enum class PacketKind : std::uint8_t {
     allgather = 5,  // a piece of an allgather's blocks (nic/allgather_op.h says which)
     nack = 6,       // asks the receiver to send again the allgather packet it names, no payload
     bcast = 7,      // a piece of a broadcast message (nic/bcast_op.h says which)
+    recovery_ack = 8,  // a deadlocked subtree's channels are free again; origin: the channel's
+                       // owner (seed 000 §4.2, nic/deadlock_recovery.h)
 };
 
 // flags
 constexpr std::uint16_t kLastPacket = 1;  // the last packet of its message
+// Travels in a deadlock channel (seed 000 §4.2). Outside any window, it carries no credits:
+// `credits` holds instead the rank of the channel's owner (so ranks below 65536).
+constexpr std::uint16_t kDeadlockFlag = 2;
 
 struct PacketHeader {
     static constexpr std::uint16_t kMagic = 0x4e43;  // "NC"

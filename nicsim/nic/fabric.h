@@ -22,6 +22,9 @@ public:
     // charges for header.payload_bytes.
     virtual Status transmit(Rank dst, const PacketHeader& header,
                             std::span<const std::byte> payload) = 0;
+    // Asks for one call of the agent's on_tick() about `after_us` microseconds from now. Only the
+    // timeout refinement of LFC's deadlock detection asks; a fabric without timers ignores it.
+    virtual void tick_after(double after_us) { (void)after_us; }
 };
 
 }  // namespace nicsim::nic

@@ -48,7 +48,9 @@ std::vector<Rank> Nic::peers() const {
 
 bool Nic::idle() const {
     return free_.size() == buffers_.size() && transmit_.empty() && to_host_.empty() &&
-           fcfs_.empty();
+           fcfs_.empty() && !recovering_ && in_channels_.empty() &&
+           std::none_of(channels_.begin(), channels_.end(),
+                        [](const DeadlockChannel& ch) { return ch.active; });
 }
 
 Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> payload,
@@ -72,6 +74,7 @@ Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> p
     b.sends_left = 0;
     b.for_host = false;
     b.slot_held = true;
+    b.channel = kNoChannel;
     stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size());
     return id;
 }
@@ -102,6 +105,7 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
         enqueue(id, peer_id(dst));
     }
     maybe_free(id);
+    maybe_recover();
     return pump();
 }
 
@@ -114,12 +118,19 @@ void Nic::post_host_buffers(int n) {
         hand_to_host(id);
         maybe_free(id);
     }
+    maybe_recover();
     pump();
 }
 
 Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     const PeerId from = peer_id(src);
+    if ((header.flags & kDeadlockFlag) != 0) {
+        const Status s = on_flagged(from, static_cast<Rank>(header.credits), header, payload);
+        if (failed(s)) return s;
+        maybe_recover();
+        return failed(pump()) ? error_ : Status::ok;
+    }
     Peer& p = peers_[from];
     if (header.credits != 0) {
         p.send_credits += header.credits;
@@ -127,6 +138,9 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     }
     switch (header.kind) {
     case PacketKind::credit:
+        break;
+    case PacketKind::recovery_ack:
+        if (const Status s = on_recovery_ack(from, header.origin); failed(s)) return s;
         break;
     case PacketKind::multicast:
     case PacketKind::unicast: {
@@ -143,6 +157,7 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     default:
         return Status::protocol;
     }
+    maybe_recover();
     return failed(pump()) ? error_ : Status::ok;
 }
 
@@ -189,6 +204,7 @@ void Nic::enqueue(BufferId id, PeerId dst) {
 
 void Nic::unblock(PeerId dst) {
     Peer& p = peers_[dst];
+    if (p.waiting > 0 && p.send_credits > 0 && dst < watch_.size()) ++watch_[dst].moved;
     for (; p.waiting > 0 && p.send_credits > 0; --p.waiting) {
         --p.send_credits;
         transmit_.push_back({blocked_[dst].front(), dst});
@@ -229,8 +245,17 @@ void Nic::release_slot(Buffer& b) {
         }
         return;
     }
+    if (b.channel != kNoChannel) {  // a deadlock buffer: no window's, no credit to return
+        const PeerId owner = b.channel;
+        b.channel = kNoChannel;
+        const auto id = static_cast<BufferId>(&b - buffers_.data());
+        in_channels_.erase(std::find(in_channels_.begin(), in_channels_.end(), id));
+        free_channel(owner);
+        return;
+    }
     Peer& p = peers_[b.from];
     --p.held;
+    if (migrate_channel_packet(b.from)) return;
     ++p.unreturned;
     const int sender_has = config_.credits - p.held - p.unreturned;
     if (sender_has <= config_.low_water && !p.update_queued) {
@@ -248,6 +273,7 @@ void Nic::maybe_free(BufferId id) {
 }
 
 Status Nic::progress() {
+    maybe_recover();
     const Status s = pump();
     if (failed(s)) return s;
     return transmit_.empty() ? Status::ok : Status::in_progress;
@@ -267,11 +293,21 @@ Status Nic::pump() {
             }
             header.kind = PacketKind::credit;
             header.origin = rank_;
+        } else if (d.buffer == kRecoveryAck) {
+            header.kind = PacketKind::recovery_ack;
+            header.origin = peers_.keys()[d.channel];
         } else {
             header = buffers_[d.buffer].header;
             payload = payload_of(d.buffer);
         }
-        header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
+        const bool flagged = d.channel != kNoChannel && d.buffer != kRecoveryAck;
+        if (flagged) {  // outside the window: it names the channel's owner instead of credits
+            header.flags |= kDeadlockFlag;
+            header.credits = static_cast<std::uint16_t>(
+                d.channel == kOwnChannel ? rank_ : peers_.keys()[d.channel]);
+        } else {
+            header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
+        }
         const Status s = fabric_.transmit(peers_.keys()[d.dst], header, payload);
         if (s == Status::again) {  // progress() offers it again
             if (d.buffer == kCreditUpdate) p.update_queued = true;
@@ -282,12 +318,15 @@ Status Nic::pump() {
             return s;
         }
         transmit_.pop_front();
-        p.unreturned -= header.credits;
+        if (!flagged) p.unreturned -= header.credits;
         if (d.buffer == kCreditUpdate) {
             ++stats_.credit_packets;
+        } else if (d.buffer == kRecoveryAck) {
+            ++stats_.recovery_acks;
         } else {
+            if (flagged) ++stats_.recovery_packets;
             ++stats_.data_sent;
-            if (header.credits != 0) ++stats_.piggybacked;
+            if (!flagged && header.credits != 0) ++stats_.piggybacked;
             Buffer& b = buffers_[d.buffer];
             if (config_.forwarding == Forwarding::fcfs && b.from == kFromHost) release_slot(b);
             --b.sends_left;

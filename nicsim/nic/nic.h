@@ -30,6 +30,7 @@
 #include "core/rank_map.h"
 #include "core/ring.h"
 #include "core/small_vector.h"
+#include "nic/deadlock_recovery.h"
 #include "nic/fabric.h"
 #include "nic/host_port.h"
 
@@ -45,6 +46,13 @@ struct NicConfig {
     int low_water = 4;     // a sender left with this many credits is sent an explicit update
     int send_buffers = 16; // buffers the host fills with packets to send
     Forwarding forwarding = Forwarding::fpfs;
+    // Deadlock channels and recovery (seed 000 §4, nic/deadlock_recovery.h); FPFS only. Off: the
+    // basic protocol, deadlock-free only on trees such as binomial ones.
+    bool deadlock_recovery = false;
+    // 0: a blocked-sends queue signals deadlock at once (seed 000 §4.1). > 0: the timeout-based
+    // refinement seed 000 §5.2 proposes: only a queue that stayed blocked, no packet leaving it
+    // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
+    double recovery_timeout_us = 0;
 };
 
 struct NicStats {
@@ -55,6 +63,15 @@ struct NicStats {
     std::uint64_t blocked = 0;          // descriptors that had to wait for a credit
     std::uint64_t delivered = 0;        // packets handed to the host
     std::size_t peak_buffers = 0;       // most packets held at once (send, receive, FCFS store)
+    std::uint64_t recoveries = 0;       // deadlock recoveries this NIC started
+    std::uint64_t recovery_packets = 0; // data packets it sent in a deadlock channel
+    std::uint64_t recovery_acks = 0;    // recovery acknowledgements it sent
+};
+
+// A blocked-sends queue that is not empty: its destination and length.
+struct BlockedQueue {
+    Rank dst;
+    std::size_t packets;
 };
 
 class Nic {
@@ -85,6 +102,10 @@ public:
     // sender beyond its window, an unknown kind).
     Status on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
 
+    // The tick asked for with Fabric::tick_after(): blocked queues that made no progress since
+    // the last one are suspected of deadlock.
+    Status on_tick();
+
     // Offers the transmit queue to the fabric again (after `again`): ok when empty, in_progress
     // while packets wait, or the sticky transport error.
     Status progress();
@@ -98,6 +119,8 @@ public:
     // Nothing held, queued or blocked: every buffer is free.
     bool idle() const;
     bool waiting_for_host_buffers() const { return !to_host_.empty(); }
+    // The blocked-sends queues that hold packets, by destination rank (a deadlock report).
+    std::vector<BlockedQueue> blocked_queues() const;
     // The ranks this NIC has exchanged packets with.
     std::vector<Rank> peers() const;
 
@@ -105,7 +128,10 @@ private:
     using BufferId = std::uint32_t;
     using PeerId = std::uint32_t;  // a peer's index in peers_, kept instead of its rank
     static constexpr BufferId kCreditUpdate = ~BufferId{0};  // a descriptor for a credit packet
+    static constexpr BufferId kRecoveryAck = ~BufferId{0} - 1;  // ...for a recovery ack
     static constexpr PeerId kFromHost = ~PeerId{0};
+    static constexpr PeerId kNoChannel = ~PeerId{0};
+    static constexpr PeerId kOwnChannel = ~PeerId{0} - 1;  // this NIC's own channel
     // What a NIC keeps inline (core/small_vector.h), enough for a node of a tree or chain:
     // packets held and queued at once, peers, children of a route. More go to the heap.
     static constexpr std::size_t kInlineBuffers = 4;
@@ -119,10 +145,12 @@ private:
         int sends_left = 0;        // destinations it still has to reach
         bool for_host = false;     // still to be delivered to the host
         bool slot_held = false;    // still holds a send buffer, or a credit of its sender's
+        PeerId channel = kNoChannel;  // held in this owner's deadlock buffer, not in a window
     };
     struct Descriptor {
         BufferId buffer;
         PeerId dst;
+        PeerId channel = kNoChannel;  // sent flagged in this owner's channel; a recovery ack's owner
     };
     struct Peer {
         int send_credits;
@@ -153,6 +181,18 @@ private:
     void maybe_free(BufferId buffer);
     Status pump();
 
+    // Deadlock recovery (nic/deadlock_recovery.cc).
+    void maybe_recover();
+    Status on_flagged(PeerId from, Rank owner, const PacketHeader& header,
+                      std::span<const std::byte> payload);
+    Status on_recovery_ack(PeerId from, Rank owner);
+    void forward_in_recovery(BufferId id, std::span<const PeerId> children, PeerId owner);
+    bool take_first_of_tree(PeerId dst, Rank origin, BufferId* id);
+    bool migrate_channel_packet(PeerId from);
+    void free_channel(PeerId owner);
+    void maybe_ack(PeerId owner);
+    DeadlockChannel& channel(PeerId owner);
+
     // What every packet touches first, in as few cache lines as will hold it.
     Rank rank_;
     NicConfig config_;
@@ -174,6 +214,23 @@ private:
     // without them four buffers share two cache lines. Made for a buffer once it holds one.
     std::vector<std::vector<std::byte>> payloads_;
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
+    // Deadlock recovery: this NIC's own recovery, the next queue to look at, the other owners'
+    // channels through this NIC (by owner's peer index) and the buffers held in them.
+    bool recovering_ = false;
+    PeerId next_queue_ = 0;
+    std::vector<DeadlockChannel> channels_;
+    std::vector<BufferId> in_channels_;  // oldest first
+    // The timeout refinement, by peer: packets that left the blocked queue on a credit, that
+    // count at the last tick, whether the queue was blocked then, and whether it is suspected.
+    struct QueueWatch {
+        std::uint32_t moved = 0;
+        std::uint32_t seen = 0;
+        bool blocked_at_tick = false;
+        bool suspected = false;
+    };
+    std::vector<QueueWatch> watch_;
+    bool tick_pending_ = false;
+    void ask_for_tick();
 };
 
 }  // namespace nicsim::nic

@@ -24,8 +24,6 @@ std::optional<Topology> make_topology(const Model& model, std::string* why) {
     return Topology::crossbar(model.nodes);
 }
 
-namespace {
-
 std::vector<Rank> tree_order(const Topology& topology, Rank root) {
     plan::SwitchNetwork network;
     for (int node = 0; node < topology.nodes(); ++node) {
@@ -34,6 +32,8 @@ std::vector<Rank> tree_order(const Topology& topology, Rank root) {
     network.neighbours = topology.switch_neighbours();
     return plan::rotate_to(plan::switch_ordering(network), root);
 }
+
+namespace {
 
 // Theorem 3 with this model's costs: a hop is a NIC's send, the wire and the next NIC's receive;
 // a copy costs the sender its send time, for the last packet on the largest fanout.
@@ -67,6 +67,14 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
         forwarding = nic::Forwarding::fcfs;
     } else if (spec.forwarding != "fpfs" && spec.forwarding != "host") {
         *why = "--forwarding " + spec.forwarding + ": not one of fpfs|fcfs|host";
+        return std::nullopt;
+    }
+    if (model.deadlock_recovery != 0 && spec.forwarding != "fpfs") {
+        *why = "--forwarding " + spec.forwarding + ": deadlock recovery runs with fpfs only";
+        return std::nullopt;
+    }
+    if (model.deadlock_recovery != 0 && n > 65536) {
+        *why = "nodes=" + std::to_string(n) + ": deadlock recovery takes at most 65536 nodes";
         return std::nullopt;
     }
     const std::uint64_t packets = packet_count(spec.bytes, model.mtu);
@@ -151,6 +159,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
             static_cast<double>(spec.bytes) * spec.messages / sender_s / 1e6;
     }
     result.totals = cluster.totals();
+    result.recovery_starters = cluster.recovery_starters();
     return result;
 }
 

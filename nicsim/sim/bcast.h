@@ -37,12 +37,17 @@ struct BcastResult {
     std::vector<double> done_us;   // per node: when its host had the first message (root: 0)
     double throughput_mbs = 0;     // bytes sent / when the root's host posted its last packet
     nic::NicStats totals;          // over all NICs
+    std::uint64_t recovery_starters = 0;   // multicast packets that started a deadlock recovery
     std::vector<std::size_t> peak_buffers;  // per NIC
     std::uint64_t events = 0;
 };
 
 // The topology the model describes; empty with one line in *why when it cannot be built.
 std::optional<Topology> make_topology(const Model& model, std::string* why);
+
+// The network's minimal-contention ordering of the nodes, rotated so `root` comes first: trees
+// are built on it.
+std::vector<Rank> tree_order(const Topology& topology, Rank root);
 
 // Empty with one line in *why for a bad spec (unknown tree, k out of range, root outside the
 // cluster) or when the run breaks an invariant (a packet lost, duplicated or out of order,

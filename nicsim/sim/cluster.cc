@@ -19,6 +19,7 @@ enum EventKind : std::uint32_t {
     kNicFree,   // the NIC processor is free to transmit the next packet of its queue
     kCollPost,  // the host's collective request reaches the NIC
     kTimeout,   // time to see whether the collective's packets are overdue
+    kTick,      // the LFC NIC's deadlock-detection tick
 };
 
 bool is_collective(PacketKind kind) {
@@ -177,6 +178,10 @@ public:
             coll_->timer_scheduled = false;
             on_timer(now);
             break;
+        case kTick:
+            nic_now_ = std::max(now, nic_free_);
+            check(nic_.on_tick(), "its deadlock-detection tick at node", rank_);
+            break;
         }
         if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
             wake_scheduled_ = true;
@@ -213,6 +218,9 @@ public:
             now = std::max(now, coll_->fetched);
         }
         if (is_collective(header.kind)) ++c_.collective_packets_;
+        if ((header.flags & kDeadlockFlag) != 0 && header.credits == rank_) {  // its own channel
+            c_.recovery_starters_.insert({header.origin, header.seq, header.step});
+        }
         nic_free_ = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_);
         busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
@@ -240,6 +248,10 @@ public:
         for (const Rank child : *children) {
             send(child, header.origin, header.seq, bytes, host_free_);
         }
+    }
+
+    void tick_after(double after_us) override {
+        c_.sim_.schedule(std::max(nic_now_, c_.sim_.now()) + from_us(after_us), *this, kTick);
     }
 
     void send_space() override {
@@ -602,7 +614,8 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
       trace_(trace),
       switch_hop_(from_us(model.switch_latency)),
       link_free_(topology_.links(), 0) {
-    const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding};
+    const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding,
+                                model.deadlock_recovery != 0, model.recovery_timeout};
     // In a pipelined run every node is busy, so consecutive events are at different nodes, whose
     // state is rarely still in cache: have the next one's on its way while an event runs. Only
     // its first lines (the node's clocks and queues, the NIC's counters and queues): prefetching
@@ -772,6 +785,9 @@ nic::NicStats Cluster::totals() const {
         t.piggybacked += s.piggybacked;
         t.blocked += s.blocked;
         t.delivered += s.delivered;
+        t.recoveries += s.recoveries;
+        t.recovery_packets += s.recovery_packets;
+        t.recovery_acks += s.recovery_acks;
         t.peak_buffers = std::max(t.peak_buffers, s.peak_buffers);
     }
     return t;

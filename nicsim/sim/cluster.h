@@ -26,6 +26,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -126,6 +128,9 @@ public:
     nic::CollectiveStats collective_totals() const;
     std::uint64_t collective_packets() const { return collective_packets_; }
     std::uint64_t lost_packets() const { return lost_packets_; }
+    // Multicast packets that started at least one deadlock recovery (seed 000 Table 1 counts
+    // recoveries as a fraction of the multicasts).
+    std::uint64_t recovery_starters() const { return recovery_starters_.size(); }
 
 private:
     class Node;
@@ -164,6 +169,7 @@ private:
     Rng loss_rng_{1};
     std::uint64_t collective_packets_ = 0;  // sent by agents
     std::uint64_t lost_packets_ = 0;
+    std::set<std::tuple<Rank, Seq, std::uint32_t>> recovery_starters_;  // origin, seq, step
 };
 
 }  // namespace nicsim::sim

@@ -32,6 +32,8 @@ const std::array kParams = {
     ModelParam{"send_buffers", "packets", "16", "NIC buffers the host fills with packets to send", &Model::send_buffers, 1, 1 << 20, ""},
     ModelParam{"host_buffers", "packets", "1024", "receive buffers each host keeps posted to its NIC", &Model::host_buffers, 1, 1 << 24, ""},
     ModelParam{"nack_timeout", "us", "1000", "a collective that hears nothing for this long asks its peers for the packets it misses (seed 001 §4.3.1)", &Model::nack_timeout, 1e-3, 1e9, ""},
+    ModelParam{"deadlock_recovery", "", "0", "1: LFC's deadlock channels and recovery (seed 000 §4), so any multicast tree is safe (FPFS forwarding, at most 65536 nodes); 0: the basic protocol", &Model::deadlock_recovery, 0, 1, ""},
+    ModelParam{"recovery_timeout", "us", "0", "with deadlock_recovery: 0 suspects deadlock as soon as a blocked-sends queue is non-empty (seed 000 §4.1); T > 0 only once a queue has stayed blocked, no packet leaving it on a credit, over ticks T apart (between T and 2T; the refinement of seed 000 §5.2)", &Model::recovery_timeout, 0, 1e9, ""},
     ModelParam{"fm_host_send", "us", "2.56", "FM: host time per FM_send besides moving the packet (seed 004 §4.3)", &Model::fm_host_send, 0, 1e9, ""},
     ModelParam{"fm_host_extract", "us", "1.0", "FM: host time per packet FM_extract takes from the host receive queue, empty handler included", &Model::fm_host_extract, 0, 1e9, ""},
     ModelParam{"fm_host_buffer", "us", "0.1", "FM: host time per packet for queue bookkeeping, each side (seed 004 §4.4)", &Model::fm_host_buffer, 0, 1e9, ""},

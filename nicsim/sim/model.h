@@ -40,6 +40,8 @@ struct Model {
     int send_buffers;
     int host_buffers;
     double nack_timeout;  // us
+    int deadlock_recovery;  // 0 or 1: seed 000 §4's deadlock channels and recovery
+    double recovery_timeout;  // us; 0: detection at once
     // Fast Messages 1.0 (seed 004; sim/fm_layer.h)
     double fm_host_send;     // us
     double fm_host_extract;  // us

@@ -17,6 +17,8 @@
 #include "sim/collective.h"
 #include "sim/hw_collective.h"
 #include "sim/model.h"
+#include "tools/alltoall_cmd.h"
+#include "tools/fmmc_cmd.h"
 #include "tools/hwtree_cmd.h"
 #include "tools/pt2pt_cmd.h"
 #include "tools/json.h"
@@ -43,9 +45,9 @@ constexpr std::array kKbinomialOpts = {
     OptionSpec{"--nodes", "N", "multicast set size n (required)"},
     OptionSpec{"--packets", "M", "message length m in packets (default 1)"},
     kJsonOpt, kHelpOpt};
-constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kProtocolOpt,
     kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt, kJsonOpt, kTraceOpt, kHelpOpt};
-constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kProtocolOpt,
     OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16 and at most 4096)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr OptionSpec kSkewOpt{"--skew", "US", "one host, drawn with the seed, posts this many microseconds late (default 0)"};
@@ -236,6 +238,9 @@ JsonObject& counts_json(JsonObject& j, const sim::BcastResult& r) {
         .field("credit_packets", static_cast<long long>(r.totals.credit_packets))
         .field("piggybacked_credits", static_cast<long long>(r.totals.piggybacked))
         .field("blocked_sends", static_cast<long long>(r.totals.blocked))
+        .field("recoveries", static_cast<long long>(r.totals.recoveries))
+        .field("recovery_starters", static_cast<long long>(r.recovery_starters))
+        .field("recovery_packets", static_cast<long long>(r.totals.recovery_packets))
         .field("peak_buffers_max", static_cast<long long>(peak))
         .array("peak_buffers", r.peak_buffers)
         .field("events", static_cast<long long>(r.events));
@@ -250,6 +255,16 @@ void print_counts(const sim::BcastResult& r) {
                 static_cast<unsigned long long>(r.totals.piggybacked),
                 static_cast<unsigned long long>(r.totals.blocked));
     std::printf("peak NIC buffers: %zu (most any one NIC held at once)\n", peak);
+    if (r.totals.recoveries != 0) {
+        // Each multicast packet is sent once to every node but the root.
+        const double multicasts = static_cast<double>(r.totals.data_sent) /
+                                  static_cast<double>(r.peak_buffers.size() - 1);
+        std::printf("deadlock recovery: %llu recoveries; %.3f of the multicast packets started one, "
+                    "%.2f packets per multicast went in a deadlock channel\n",
+                    static_cast<unsigned long long>(r.totals.recoveries),
+                    static_cast<double>(r.recovery_starters) / multicasts,
+                    static_cast<double>(r.totals.recovery_packets) / multicasts);
+    }
 }
 
 // Options only a fattree network takes, refused elsewhere rather than ignored.
@@ -262,6 +277,12 @@ std::optional<std::string> fattree_only(const Options& opts) {
 
 int run_experiment(std::string_view command, const Options& opts, bool blast) {
     std::string why;
+    if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
+        if (protocol != "fmmc") return usage_error(command, "--protocol " + protocol + ": not one of lfc|fmmc");
+        const auto model = model_from(opts, &why);
+        if (!model) return usage_error(command, why);
+        return run_fmmc_command(command, opts, *model);
+    }
     if (!blast) {
         const auto model = model_from(opts, &why);
         if (!model) return usage_error(command, why);
@@ -415,6 +436,17 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
 int run_allgather(const Options& opts) { return run_collective("allgather", opts, true); }
 int run_barrier(const Options& opts) { return run_collective("barrier", opts, false); }
 
+int run_alltoall(const Options& opts) {
+    std::string why;
+    const auto model = model_from(opts, &why);
+    if (!model) return usage_error("alltoall", why);
+    if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
+        if (protocol != "fmmc") return usage_error("alltoall", "--protocol " + protocol + ": not one of lfc|fmmc");
+        return run_fmmc_command("alltoall", opts, *model);
+    }
+    return run_alltoall_command(opts, *model);
+}
+
 int run_bcast(const Options& opts) { return run_experiment("bcast", opts, false); }
 int run_throughput(const Options& opts) { return run_experiment("throughput", opts, true); }
 
@@ -517,6 +549,7 @@ const std::array kCommands = {
     Command{"kbinomial", "for each k: L1, total steps L1 + (m-1)k, and the optimal k", kKbinomialOpts, run_kbinomial},
     Command{"bcast", "simulate one broadcast: latency of the last receiver, per-node completion, packets", kBcastOpts, run_bcast},
     Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (seed 000 §5.1)", kThroughputOpts, run_throughput},
+    Command{"alltoall", "simulate every node multicasting at once (seed 000 §5.2): per-sender throughput, deadlock recoveries", alltoall_options(), run_alltoall},
     Command{"allgather", "simulate one allgather (seed 001): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
     Command{"barrier", "simulate one barrier: latency, host CPU time, packets", kBarrierOpts, run_barrier},
     Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (seed 003), or the depths over random fault maps", hwtree_options(), run_hwtree},

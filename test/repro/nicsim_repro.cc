@@ -14,7 +14,9 @@
 
 #include "plan/barrier.h"
 #include "plan/kbinomial.h"
+#include "sim/alltoall.h"
 #include "sim/bcast.h"
+#include "sim/fmmc.h"
 #include "sim/collective.h"
 #include "sim/fm_pt2pt.h"
 #include "sim/hw_collective.h"
@@ -197,6 +199,154 @@ void fig4_fig6() {
     claim("seed 000 Fig. 6 (left): 61 nodes, chain above binary and binomial", "chain > binary, binomial",
           fmt("%.1f", chain) + " > " + fmt("%.1f", binary) + ", " + fmt("%.1f MB/s", binomial),
           chain > binary && chain > binomial);
+}
+
+// seed 000 §5.2: deadlock recovery. Table 1 and Fig. 6 (right): all-to-all, 64 KB, 61 nodes,
+// four messages per node so that the counts are those of a steady blast rather than of its start.
+sim::AlltoallResult alltoall(const char* tree) {
+    sim::AlltoallSpec spec;
+    spec.model = sim::preset_model(*sim::find_preset("lfc-myrinet"));
+    spec.model.nodes = 61;
+    spec.model.deadlock_recovery = 1;
+    spec.bytes = 65536;
+    spec.messages = 4;
+    spec.tree = tree;
+    std::string why;
+    return must(sim::run_alltoall(spec, nullptr, &why), why);
+}
+
+std::string table1_cell(const sim::AlltoallResult& r) {
+    return fmt("%.3f", r.recoveries_per_multicast) + " / " + fmt("%.1f", r.recovery_packets_per_multicast);
+}
+
+void table1_fig6_right() {
+    const sim::AlltoallResult binomial = alltoall("binomial");
+    const sim::AlltoallResult binary = alltoall("binary");
+    const sim::AlltoallResult chain = alltoall("chain");
+    const double recoveries = chain.recoveries_per_multicast;
+    rows.push_back({"seed 000 Table 1 (lfc-myrinet, all-to-all, 4 x 64 KB, 61 nodes): chain, recoveries per multicast",
+                    "1.000", fmt("%.3f", recoveries), recoveries, std::fabs(recoveries - 1) <= 0.15, ""});
+    within("seed 000 Table 1: chain, recovery packets per multicast (about N-2)", 59.9,
+           chain.recovery_packets_per_multicast, 0.15, "");
+    const bool fewer = binary.recoveries_per_multicast < binomial.recoveries_per_multicast &&
+                       binary.recovery_packets_per_multicast < binomial.recovery_packets_per_multicast;
+    known_gap("seed 000 Table 1: binary recovers less often and with fewer packets than binomial (recoveries / packets per multicast)",
+              "0.362 / 2.7 < 0.853 / 3.5", table1_cell(binary) + " vs " + table1_cell(binomial), fewer,
+              "in the model all-to-all on binary trees is a true deadlock (with recovery off every NIC "
+              "stops with blocked sends), so nearly every multicast packet starts a recovery and the "
+              "subtrees are deep; the paper's binary trees recovered on 36 %; why is not known");
+    claim("seed 000 Fig. 6 (right): all-to-all per-sender throughput, binomial > binary > chain",
+          "binomial > binary > chain",
+          fmt("%.2f", binomial.per_sender_mbs) + " > " + fmt("%.2f", binary.per_sender_mbs) + " > " +
+              fmt("%.2f MB/s", chain.per_sender_mbs),
+          binomial.per_sender_mbs > binary.per_sender_mbs && binary.per_sender_mbs > chain.per_sender_mbs);
+}
+
+// Fig. 5: binomial tree, one sender, 61 nodes, receive buffer space fixed at 0.5 MB (8 x 1 KB
+// per sender): peak throughput with deadlock recovery (DR) against the basic protocol (BP).
+void fig5() {
+    for (const auto& [mtu, credits] : {std::pair{512, 16}, std::pair{1024, 8}, std::pair{2048, 4}}) {
+        double peak[2] = {0, 0};
+        double started = 0;  // with recovery, at the peak: multicast packets that started one
+        double channel = 0;  // ...and packets per multicast sent in a deadlock channel
+        for (const int recovery : {0, 1}) {
+            for (const std::uint64_t bytes : {1024u, 16384u, 65536u, 262144u}) {
+                sim::BcastSpec spec = preset_spec("lfc-myrinet", 61);
+                spec.model.mtu = mtu;
+                spec.model.credits = credits;
+                spec.model.low_water = credits / 2;
+                spec.model.deadlock_recovery = recovery;
+                spec.bytes = bytes;
+                spec.messages = static_cast<int>(std::max<std::uint64_t>(16, (2u << 20) / bytes));
+                const sim::BcastResult r = bcast(spec);
+                if (r.throughput_mbs <= peak[recovery]) continue;
+                peak[recovery] = r.throughput_mbs;
+                if (recovery == 0) continue;
+                // Each multicast packet is sent 60 times, once to every other node.
+                started = static_cast<double>(r.recovery_starters) * 60 / r.totals.data_sent;
+                channel = static_cast<double>(r.totals.recovery_packets) * 60 / r.totals.data_sent;
+            }
+        }
+        const double ratio = peak[1] / peak[0];
+        rows.push_back({"seed 000 Fig. 5 (binomial, one sender, 61 nodes): peak throughput, DR / BP, " +
+                            std::to_string(mtu) + "-byte packets",
+                        "within 15 %",
+                        fmt("%.2f", peak[1]) + " / " + fmt("%.2f MB/s", peak[0]) + fmt(" (%.2f recover)", started),
+                        ratio,
+                        std::fabs(ratio - 1) <= 0.15, ""});
+        if (mtu != 1024) continue;
+        rows.push_back({"seed 000 §5.2 (Fig. 5, 1 KB packets): multicasts that start a recovery", "almost 25 %",
+                        fmt("%.1f %%", started * 100), started / 0.25, std::fabs(started / 0.25 - 1) <= 0.25, ""});
+        known_gap("seed 000 §5.2 (Fig. 5, 1 KB packets): packets per multicast in a deadlock channel",
+                  "1.3 of 60", fmt("%.2f of 60", channel), std::fabs(channel / 1.3 - 1) <= 0.25,
+                  "ours flags about 2.8 packets per recovery against the paper's 5.2 (1.3 / 0.25): the "
+                  "deadlocked subtrees are smaller in the model; not analysed further");
+    }
+}
+
+// seed 000 §5.3, Fig. 7-8: LFC against FM/MC with equal 256-byte packets and binary trees (LFC
+// with deadlock recovery on, as the paper runs it). Single sender: peak over message sizes.
+double lfc_256(int nodes, bool all) {
+    double best = 0;
+    for (const std::uint64_t bytes : all ? std::vector<std::uint64_t>{65536} : std::vector<std::uint64_t>{4096, 16384, 65536}) {
+        sim::Model model = sim::preset_model(*sim::find_preset("lfc-myrinet"));
+        model.nodes = nodes;
+        model.mtu = 256;
+        model.deadlock_recovery = 1;
+        if (all) {
+            sim::AlltoallSpec spec;
+            spec.model = model;
+            spec.bytes = bytes;
+            spec.tree = "binary";
+            std::string why;
+            best = std::max(best, must(sim::run_alltoall(spec, nullptr, &why), why).per_sender_mbs);
+            continue;
+        }
+        sim::BcastSpec spec;
+        spec.model = model;
+        spec.bytes = bytes;
+        spec.tree = "binary";
+        spec.messages = static_cast<int>(std::max<std::uint64_t>(16, (2u << 20) / bytes));
+        best = std::max(best, bcast(spec).throughput_mbs);
+    }
+    return best;
+}
+
+double fmmc(int nodes, bool all) {
+    double best = 0;
+    for (const std::uint64_t bytes : all ? std::vector<std::uint64_t>{65536} : std::vector<std::uint64_t>{4096, 16384, 65536}) {
+        sim::FmmcSpec spec;
+        spec.model = sim::preset_model(*sim::find_preset("lfc-myrinet"));
+        spec.model.nodes = nodes;
+        spec.bytes = bytes;
+        spec.all_senders = all;
+        spec.messages = all ? 1 : static_cast<int>(std::max<std::uint64_t>(16, (2u << 20) / bytes));
+        std::string why;
+        best = std::max(best, must(sim::run_fmmc(spec, &why), why).per_sender_mbs);
+    }
+    return best;
+}
+
+void fig7_fig8() {
+    within("seed 000 §5.3: FM/MC peak multicast throughput, 61 nodes (its pool is calibrated to it)", 7.7,
+           fmmc(61, false), 0.15, "MB/s");
+    for (const bool all : {false, true}) {
+        const std::string fig = all ? "seed 000 Fig. 8 (all-to-all, 64 KB, per sender)" : "seed 000 Fig. 7 (one sender, peak)";
+        for (const int nodes : {8, 16, 32, 61}) {
+            const double lfc = lfc_256(nodes, all);
+            const double fm = fmmc(nodes, all);
+            const std::string ours = "LFC " + fmt("%.2f", lfc) + ", FM/MC " + fmt("%.2f MB/s", fm);
+            if (nodes >= 32) {
+                claim(fig + ": 256-byte packets, binary trees, " + std::to_string(nodes) + " nodes", "LFC > FM/MC", ours, lfc > fm);
+            } else if (nodes == 8) {
+                claim(fig + ": 256-byte packets, binary trees, 8 nodes", "FM/MC > LFC", ours, fm > lfc);
+            } else {
+                rows.push_back({fig + ": 256-byte packets, binary trees, 16 nodes (FM/MC / LFC)",
+                                all ? "about equal" : "FM/MC peak better", ours, fm / lfc,
+                                all ? std::fabs(fm / lfc - 1) <= 0.3 : fm > lfc, ""});
+            }
+        }
+    }
 }
 
 // Seed 001 on gm-lanai9.
@@ -670,6 +820,9 @@ int main(int argc, char** argv) {
     fig14(full ? 10 : 3);
     buffers();
     fig4_fig6();
+    fig5();
+    table1_fig6_right();
+    fig7_fig8();
     seed001_fig6_to_8();
     seed001_fig9();
     seed001_fig10();

@@ -28,7 +28,8 @@ TEST(Packet, HeaderRoundTrips) {
 
 TEST(Packet, EveryKindRoundTrips) {
     for (const PacketKind kind : {PacketKind::barrier, PacketKind::multicast, PacketKind::unicast,
-                                  PacketKind::credit, PacketKind::allgather, PacketKind::nack}) {
+                                  PacketKind::credit, PacketKind::allgather, PacketKind::nack,
+                                  PacketKind::bcast, PacketKind::recovery_ack}) {
         PacketHeader h;
         h.kind = kind;
         const auto decoded = PacketHeader::decode(bytes_of(h));
@@ -54,7 +55,7 @@ TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
     auto kind = good;
     kind[3] = std::byte{0};
     auto kind_high = good;
-    kind_high[3] = std::byte{8};
+    kind_high[3] = std::byte{9};
     EXPECT_FALSE(PacketHeader::decode(kind_high));
     EXPECT_FALSE(PacketHeader::decode(kind));
 
