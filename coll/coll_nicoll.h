@@ -83,6 +83,7 @@ typedef struct nicoll_component {
     char *barrier_algorithm_name;
     char *packet_size_name;
     char *credits_name;
+    char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
 
     /* derived from them: an engine table index, a number, or NICOLL_AUTO */
     int bcast_algorithm;
@@ -92,6 +93,8 @@ typedef struct nicoll_component {
     long packet_size;
     int credits;
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
+
+    const struct nicoll_tuning *tuning; /* the tuning file's table, or the embedded default */
 
     int output; /* opal_output stream at `verbose` */
     nicoll_stats_t stats;
@@ -216,6 +219,22 @@ int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *typ
                 size_t bytes);
 int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
                   const struct ompi_datatype_t *type);
+
+/* Tuning (coll_nicoll_tuning.c): each choice comes from its MCA variable when that is not auto,
+ * else from the tuning file's rule (coll_nicoll_tuning_file), else from the embedded default
+ * table's, and "auto" there is the engine's model-based choice. */
+typedef struct nicoll_decision {
+    int algorithm;      /* engine table index */
+    int k;              /* kbinomial fanout, 0: the best for the packet count (Theorem 3) */
+    size_t packet_size; /* payload bytes per packet */
+} nicoll_decision_t;
+/* Loads the tuning file once per process (at init_query); a broken one gets one warning, from
+ * rank 0 of MPI_COMM_WORLD, and the embedded default is used. */
+void nicoll_tuning_open(void);
+void nicoll_tuning_close(void);
+void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d);
+/* The tuning table's transport rule for a communicator size: packet size and credits, 0: auto. */
+void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits);
 
 /* The engine's packet size and credits on a communicator of `comm_size` ranks: the MCA values,
  * or auto's choice. */

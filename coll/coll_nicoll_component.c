@@ -103,6 +103,12 @@ static nicoll_param_t nicoll_params[] = {
      "1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
      "about 256 receive buffers). Must be the same on every rank.",
      &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX}, &NICOLL_C->credits},
+    {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
+     "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
+     "communicator size and message size, the algorithm and its parameters. Empty: the embedded "
+     "default table. The MCA variables above override it where they are not auto; a file with "
+     "an error gets one warning and the embedded default is used.",
+     &NICOLL_C->tuning_file, {0, 0, 0}, NULL},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -253,6 +259,12 @@ size_t nicoll_packet_size(int comm_size)
     if (NICOLL_AUTO != NICOLL_C->packet_size) {
         return (size_t) NICOLL_C->packet_size;
     }
+    size_t tuned;
+    int credits;
+    nicoll_decide_transport(comm_size, &tuned, &credits);
+    if (0 != tuned) {
+        return tuned;
+    }
     return 2 == comm_size ? NICOLL_AUTO_PACKET_SIZE_PAIR : NICOLL_AUTO_PACKET_SIZE;
 }
 
@@ -260,6 +272,12 @@ int nicoll_credits(int comm_size)
 {
     if (NICOLL_AUTO != NICOLL_C->credits) {
         return NICOLL_C->credits;
+    }
+    size_t packet_size;
+    int tuned;
+    nicoll_decide_transport(comm_size, &packet_size, &tuned);
+    if (0 != tuned) {
+        return tuned;
     }
     int credits = NICOLL_AUTO_RECV_SLOTS / (comm_size > 1 ? comm_size - 1 : 1);
     return credits < 1 ? 1 : credits > NICOLL_AUTO_CREDITS ? NICOLL_AUTO_CREDITS : credits;
@@ -293,6 +311,7 @@ static void print_stats(void)
 static int nicoll_close(void)
 {
     print_stats();
+    nicoll_tuning_close();
     if (NICOLL_C->output >= 0) {
         opal_output_close(NICOLL_C->output);
         NICOLL_C->output = -1;
@@ -304,5 +323,6 @@ static int nicoll_init_query(bool enable_progress_threads, bool enable_mpi_threa
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
+    nicoll_tuning_open();
     return OMPI_SUCCESS;
 }

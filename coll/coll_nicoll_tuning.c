@@ -1,0 +1,122 @@
+/*
+ * Tuning: where each collective's algorithm, k and packet size, and each communicator's packet
+ * size and credits come from. In order: the MCA variable when it is not auto, the rule of the
+ * tuning file (coll_nicoll_tuning_file) that matches the communicator size and message size, the
+ * rule of the embedded default table (tuning/default.json, measured on the machine named in its
+ * provenance), and, where a rule says auto, the engine's model-based choice. The tables and their
+ * validation live in tuning/ (nicoll_tuning.h); this is glue.
+ *
+ * Every rank must decide alike, and does: the inputs (communicator size, message bytes, MCA
+ * values, the file) are the same on every rank. A file that is unreadable on some nodes only
+ * would break that; the man page says so.
+ */
+#include "coll_nicoll.h"
+
+#include "ompi/proc/proc.h"
+
+#include "nicoll_tuning.h"
+
+#define NICOLL_C (&mca_coll_nicoll_component)
+
+static nicoll_tuning_t *loaded; /* the file's table, owned here */
+
+void nicoll_tuning_open(void)
+{
+    const char *path = NICOLL_C->tuning_file;
+    NICOLL_C->tuning = nicoll_tuning_embedded();
+    if (NULL == path || '\0' == path[0]) {
+        NICOLL_VERBOSE(10, "no tuning file (coll_nicoll_tuning_file is empty): using the embedded "
+                           "default table (%s)", nicoll_tuning_provenance(NICOLL_C->tuning));
+        return;
+    }
+    char why[512];
+    loaded = nicoll_tuning_load(path, why, sizeof(why));
+    if (NULL == loaded) {
+        /* One warning per job: every rank reads the same file and finds the same error. */
+        if (0 == OMPI_PROC_MY_NAME->vpid) {
+            opal_output(0, "nicoll: tuning file %s; using the embedded default table", why);
+        }
+        NICOLL_VERBOSE(10, "tuning file %s not loaded: %s", path, why);
+        return;
+    }
+    NICOLL_C->tuning = loaded;
+    NICOLL_VERBOSE(10, "tuning file %s loaded (%s)", path, nicoll_tuning_provenance(loaded));
+}
+
+void nicoll_tuning_close(void)
+{
+    nicoll_tuning_free(loaded);
+    loaded = NULL;
+    NICOLL_C->tuning = NULL;
+}
+
+/* The table's rule, from the loaded file or else the embedded default: 1 when one matched. */
+static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes,
+                nicoll_tuning_decision_t *d, const char **from)
+{
+    const nicoll_tuning_t *t = NULL != NICOLL_C->tuning ? NICOLL_C->tuning : nicoll_tuning_embedded();
+    if (nicoll_tuning_decide(t, section, comm_size, bytes, 0, 0, d)) {
+        *from = nicoll_tuning_name(t);
+        return 1;
+    }
+    t = nicoll_tuning_embedded();
+    *from = nicoll_tuning_name(t);
+    return nicoll_tuning_decide(t, section, comm_size, bytes, 0, 0, d);
+}
+
+void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
+{
+    const int size = ompi_comm_size(m->transport.comm);
+    nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0};
+    const char *from = "auto";
+    if (!rule((nicoll_tuning_section_t) coll, size, bytes, &r, &from)) {
+        from = "auto";
+    }
+    int mca_algorithm, mca_k = NICOLL_AUTO;
+    switch (coll) {
+    case NICOLL_BCAST:
+    case NICOLL_IBCAST:
+        mca_algorithm = NICOLL_C->bcast_algorithm;
+        mca_k = NICOLL_C->bcast_k;
+        break;
+    case NICOLL_ALLGATHER:
+    case NICOLL_IALLGATHER:
+        mca_algorithm = NICOLL_C->allgather_algorithm;
+        break;
+    default:
+        mca_algorithm = NICOLL_C->barrier_algorithm;
+        break;
+    }
+    const bool is_bcast = NICOLL_BCAST == coll || NICOLL_IBCAST == coll;
+    /* auto: kbinomial with Theorem 3's k; allgather rd and barrier dissemination, the engine's
+     * defaults (the first of their tables). */
+    d->algorithm = NICOLL_AUTO != mca_algorithm ? mca_algorithm
+                   : r.algorithm >= 0           ? r.algorithm
+                   : is_bcast                   ? NICOLL_C->bcast_kbinomial
+                                                : 0;
+    d->k = NICOLL_AUTO != mca_k ? mca_k : r.k;
+    d->packet_size = NICOLL_AUTO == NICOLL_C->packet_size && 0 != r.packet_size
+                         ? r.packet_size
+                         : m->transport.packet_size;
+    if (NICOLL_C->verbose >= 20) {
+        const nicsim_collective_t table = is_bcast ? NICSIM_COLL_BCAST
+                                          : NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll
+                                              ? NICSIM_COLL_ALLGATHER
+                                              : NICSIM_COLL_BARRIER;
+        NICOLL_VERBOSE(20, "%s on %s (cid %u), %zu bytes: algorithm %s k %d packet_size %zu "
+                           "(rule %s of %s; MCA variables override)",
+                       nicoll_coll_names[coll], m->transport.comm->c_name,
+                       (unsigned) m->transport.comm->c_contextid, bytes,
+                       nicsim_algorithm_name(table, d->algorithm), d->k, d->packet_size,
+                       '\0' != r.rule[0] ? r.rule : "none", from);
+    }
+}
+
+void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits)
+{
+    nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0};
+    const char *from = NULL;
+    (void) rule(NICOLL_TUNING_TRANSPORT, comm_size, 0, &r, &from);
+    *packet_size = r.packet_size;
+    *credits = r.credits;
+}
