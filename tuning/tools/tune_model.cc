@@ -1,5 +1,6 @@
 // nicoll-tune generate --model: the engine's simulator over a grid of communicator sizes and
 // message sizes, every algorithm (and every k of the k-binomial tree) per cell, the fastest kept.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -70,7 +71,7 @@ int ceil_log2(std::uint64_t n) {
 
 int cmd_generate_model(const Args& args) {
     std::string why;
-    auto o = parse_options(args, {"--model", "--comm-sizes", "--sizes", "--colls", "--out"}, {}, &why);
+    auto o = parse_options(args, {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms", "--out"}, {}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--comm-sizes") || !o->has("--sizes")) return usage_error("generate", "--model needs --comm-sizes and --sizes");
     std::string name;
@@ -92,6 +93,22 @@ int cmd_generate_model(const Args& args) {
         }
     }
 
+    // --algorithms: only these candidates (kbinomial alone compares k-binomial trees by k).
+    std::vector<std::string> only;
+    if (o->has("--algorithms")) {
+        std::string list = o->text("--algorithms") + ",";
+        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos; pos = comma + 1) {
+            const std::string a = list.substr(pos, comma - pos);
+            if (a != "kbinomial" && a != "binomial" && a != "binary" && a != "chain" && a != "rd" && a != "ab" &&
+                a != "dissemination" && a != "recursive_doubling") {
+                return usage_error("generate", "--algorithms: \"" + a +
+                                                   "\" (kbinomial, binomial, binary, chain, rd, ab, dissemination, recursive_doubling)");
+            }
+            only.push_back(a);
+        }
+    }
+    auto wanted = [&](std::string_view a) { return only.empty() || std::find(only.begin(), only.end(), a) != only.end(); };
+
     std::vector<Grid> grids;
     for (tuning::Section s : colls) {
         Grid g;
@@ -106,7 +123,7 @@ int cmd_generate_model(const Args& args) {
                 Choice best;
                 double best_us = INFINITY;
                 auto consider = [&](const Choice& c, std::optional<double> us) {
-                    if (us && *us < best_us) {
+                    if (wanted(c.algorithm) && us && *us < best_us) {
                         best_us = *us;
                         best = c;
                     }
@@ -124,10 +141,15 @@ int cmd_generate_model(const Args& args) {
                         return r->latency_us;
                     };
                     // Larger k first: Theorem 3 gives ties to the larger k (the smaller L1).
-                    for (int k = std::max(1, ceil_log2(n)); k >= 1; --k) consider({"kbinomial", k}, run("kbinomial", k));
-                    for (const char* tree : {"binomial", "binary", "chain"}) consider({tree, 0}, run(tree, 0));
+                    for (int k = std::max(1, ceil_log2(n)); k >= 1 && wanted("kbinomial"); --k) {
+                        consider({"kbinomial", k}, run("kbinomial", k));
+                    }
+                    for (const char* tree : {"binomial", "binary", "chain"}) {
+                        if (wanted(tree)) consider({tree, 0}, run(tree, 0));
+                    }
                 } else if (s == tuning::Section::Allgather) {
                     for (const char* a : {"rd", "ab"}) {
+                        if (!wanted(a)) continue;
                         nicsim::sim::CollectiveSpec spec;
                         spec.model = m;
                         spec.algorithm = a;
@@ -137,6 +159,7 @@ int cmd_generate_model(const Args& args) {
                     }
                 } else {
                     for (const char* a : {"dissemination", "recursive_doubling"}) {
+                        if (!wanted(a)) continue;
                         nicsim::sim::CollectiveSpec spec;
                         spec.model = m;
                         spec.algorithm = a;
@@ -160,7 +183,8 @@ int cmd_generate_model(const Args& args) {
     std::vector<std::string> provenance;
     provenance.push_back("\"generated_by\": " + quote("nicoll-tune generate --model " + name + " --comm-sizes " +
                                                       o->text("--comm-sizes") + " --sizes " + o->text("--sizes") +
-                                                      (o->has("--colls") ? " --colls " + o->text("--colls") : "")));
+                                                      (o->has("--colls") ? " --colls " + o->text("--colls") : "") +
+                                                      (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "")));
     provenance.push_back("\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per algorithm "
                          "and k per cell, the lowest latency kept; nodes = communicator size; packet sizes left auto "
                          "(the model cuts messages at its mtu)\"");
