@@ -57,7 +57,10 @@ std::string write_table(const std::vector<Grid>& grids, const std::vector<std::s
     for (std::size_t i = 0; i < provenance.size(); ++i) {
         out += "    " + provenance[i] + (i + 1 < provenance.size() ? ",\n" : "\n");
     }
-    out += "  }";
+    out += "  },\n";
+    // Neither generator varies the packet size or the credits: say so, rather than leave the
+    // section to the embedded default.
+    out += "  \"transport\": [\n    {\"comm_size\": [2, \"inf\"], \"packet_size\": \"auto\", \"credits\": \"auto\"}\n  ]";
     for (const Grid& g : grids) {
         const bool barrier = g.section == tuning::Section::Barrier || g.section == tuning::Section::Ibarrier;
         const std::vector<std::uint64_t> sizes = barrier ? std::vector<std::uint64_t>{0} : g.sizes;
