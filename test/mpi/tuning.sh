@@ -1,0 +1,79 @@
+#!/bin/sh
+# Tuning files in real jobs (man nicoll-tuning(5)):
+# - a broken file: exactly one warning per job (rank 0 of MPI_COMM_WORLD), naming the file,
+#   line:column, JSON path and reason; every test_coll check still passes on the embedded default;
+# - a file forcing each algorithm of each collective: at verbose level 20 nicoll names the
+#   algorithm of every call, and every call of that collective ran exactly the forced one (and
+#   nicoll-bench's MPI_T counter shows nicoll ran all of them);
+# - nonblocking sections, MCA variables over the file, verbose 10 naming the loaded file.
+. "$top_srcdir/test/lib.sh"
+
+components=nicoll,basic,libnbc,self
+mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
+bench=$top_builddir/examples/nicoll-bench
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+log=$dir/log
+
+# A table forcing ALGORITHM for collective C (and nothing else: the other sections are the
+# embedded default's).
+forcing() { # C ALGORITHM FILE
+    case $1 in
+        *barrier) printf '{"version": 1, "%s": [{"comm_size": [2, "inf"], "algorithm": "%s"}]}\n' "$1" "$2" >"$3" ;;
+        *) printf '{"version": 1, "%s": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "%s"}]}\n' \
+               "$1" "$2" >"$3" ;;
+    esac
+}
+
+# ran_only C ALGORITHM: every verbose decision line for C names ALGORITHM, and there is one.
+ran_only() {
+    n=$(grep -c "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm $2 " "$log")
+    all=$(grep -c "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm " "$log")
+    calls=$(sed -n 's/^# run by nicoll: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' "$log")
+    echo "# $1 $2: $n of $all decisions, run by nicoll (rank 0): ${calls:-none}"
+    # nicoll-bench's own bcasts (of its parameters) count too: at least every benchmarked call
+    [ "$n" -gt 0 ] && [ "$n" -eq "$all" ] && [ -n "$calls" ] && [ "${calls% *}" -ge "${calls#* }" ]
+}
+
+# 1. A broken file (an unknown algorithm): one warning, correct results.
+printf '{"version": 1,\n "bcast": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "ring"}]}\n' \
+    >"$dir/broken.json"
+mpirun_test -np 4 --mca coll "$components" --mca coll_nicoll_tuning_file "$dir/broken.json" \
+    "$top_builddir/test/mpi/test_coll" --expect-nicoll --sections blocking,nonblocking,barrier \
+    --large 100000 --packet-size 65536,4000 >"$log" 2>&1
+status=$?
+want="nicoll: tuning file $dir/broken.json:2:72: \$.bcast[0].algorithm: unknown algorithm \"ring\" for bcast (known: auto, binomial, binary, chain, kbinomial); using the embedded default table"
+one_warning() { [ "$(grep -cF -- "$want" "$log")" -eq 1 ] && [ "$(grep -c 'nicoll: tuning file' "$log")" -eq 1 ]; }
+check "broken file: exactly one warning per job, naming file, line:col, path and reason" one_warning
+checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+passed=$(grep -c '^ok - ' "$log")
+echo "# test_coll: $passed of ${checks:-?} checks passed, exit $status"
+grep '^not ok' "$log" | head -5 | sed 's/^/# /'
+all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
+check "broken file: every test_coll check passes on the embedded default (4 ranks)" all_passed
+
+# 2. A file forcing each algorithm.
+for case in bcast:binomial bcast:binary bcast:chain bcast:kbinomial allgather:rd allgather:ab \
+            barrier:dissemination barrier:recursive_doubling ibcast:chain iallgather:ab \
+            ibarrier:recursive_doubling; do
+    coll=${case%%:*} algorithm=${case#*:}
+    forcing "$coll" "$algorithm" "$dir/force.json"
+    mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+        --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" "$coll" --sizes 1,4096,200000 \
+        -i 3 -x 1 >"$log" 2>&1
+    check "file forcing $coll $algorithm: every $coll call ran $algorithm" ran_only "$coll" "$algorithm"
+done
+
+# 3. The MCA variable overrides the file; verbose 10 names the file loaded.
+forcing bcast chain "$dir/force.json"
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+    --mca coll_nicoll_tuning_file "$dir/force.json" --mca coll_nicoll_bcast_algorithm binary \
+    "$bench" bcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
+check "coll_nicoll_bcast_algorithm=binary overrides a file forcing chain" ran_only bcast binary
+check "verbose 10 names the tuning file loaded, on every rank" \
+    [ "$(grep -c "nicoll: tuning file $dir/force.json loaded" "$log")" -eq 3 ]
+# The nonblocking form borrows the blocking form's rules.
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+    --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" ibcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
+check "ibcast without a section of its own follows bcast's rules (chain)" ran_only ibcast chain
+tap_done
