@@ -85,8 +85,8 @@ static nicoll_param_t nicoll_params[] = {
     {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
      &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0}, &NICOLL_C->bcast_algorithm},
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Fanout of the k-binomial broadcast tree, 1..64, or auto: the k with the fewest steps for "
-     "the message's packets (seed 002, Theorem 3).",
+     "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
+     "with the fewest steps for the message's packets (seed 002, Theorem 3).",
      &NICOLL_C->bcast_k_name, {-1, 1, 64}, &NICOLL_C->bcast_k},
     {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
      &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0},
@@ -219,7 +219,8 @@ static int nicoll_register(void)
         char names[256];
         algorithm_names(tables[i].coll, names, sizeof(names));
         snprintf(algorithm_help[i], sizeof(algorithm_help[i]),
-                 "%s, one of: auto (%s), %s (see nicsim algorithms).", tables[i].what,
+                 "%s, one of: auto (the tuning table's rule, else %s), %s (see nicsim algorithms).",
+                 tables[i].what,
                  tables[i].auto_choice, names);
     }
     int next_help = 0;

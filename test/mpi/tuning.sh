@@ -76,4 +76,16 @@ check "verbose 10 names the tuning file loaded, on every rank" \
 mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
     --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" ibcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
 check "ibcast without a section of its own follows bcast's rules (chain)" ran_only ibcast chain
+
+# 4. calibrate writes a preset that generate --model takes.
+tune=$top_builddir/tuning/nicoll-tune
+"$tune" calibrate --bench "$bench" --iterations 50 --out "$dir/machine.json" \
+    --mpirun-args "--mca btl self,vader --mca btl_vader_single_copy_mechanism none" >"$log" 2>&1
+sed 's/^/# /' "$log"
+check "calibrate measures t0, r_inf, n_1/2 and the per-packet overhead" \
+    grep -q '"measured": {"one_way_latency_us": [0-9.]*, "t0_us": [-0-9.]*, "r_inf_mbs": [0-9.]*, "n_half_bytes": [-0-9]*, "per_packet_us": [0-9.]*}' \
+    "$dir/machine.json"
+"$tune" generate --model "$dir/machine.json" --comm-sizes 4,256 --sizes 8,1M --out "$dir/t.json" 2>"$log"
+check "generate --model takes calibrate's preset and writes a valid file" \
+    sh -c '"$1" validate "$2" | grep -q ": valid, "' _ "$tune" "$dir/t.json"
 tap_done
