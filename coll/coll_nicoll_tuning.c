@@ -12,6 +12,8 @@
  */
 #include "coll_nicoll.h"
 
+#include <stdio.h>
+
 #include "ompi/proc/proc.h"
 
 #include "nicoll_tuning.h"
@@ -67,7 +69,8 @@ static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes,
 void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
 {
     const int size = ompi_comm_size(m->transport.comm);
-    nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0};
+    nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0,
+                                  .rule = "none"};
     const char *from = "auto";
     if (!rule((nicoll_tuning_section_t) coll, size, bytes, &r, &from)) {
         from = "auto";
@@ -103,18 +106,23 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
                                           : NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll
                                               ? NICSIM_COLL_ALLGATHER
                                               : NICSIM_COLL_BARRIER;
-        NICOLL_VERBOSE(20, "%s on %s (cid %u), %zu bytes: algorithm %s k %d packet_size %zu "
+        char k[16] = "auto";
+        if (0 != d->k) {
+            snprintf(k, sizeof(k), "%d", d->k);
+        }
+        NICOLL_VERBOSE(20, "%s on %s (cid %u), %zu bytes: algorithm %s k %s packet_size %zu "
                            "(rule %s of %s; MCA variables override)",
                        nicoll_coll_names[coll], m->transport.comm->c_name,
                        (unsigned) m->transport.comm->c_contextid, bytes,
-                       nicsim_algorithm_name(table, d->algorithm), d->k, d->packet_size,
-                       '\0' != r.rule[0] ? r.rule : "none", from);
+                       nicsim_algorithm_name(table, d->algorithm), k, d->packet_size,
+                       r.rule, from);
     }
 }
 
 void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits)
 {
-    nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0};
+    nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0,
+                                  .rule = "none"};
     const char *from = NULL;
     (void) rule(NICOLL_TUNING_TRANSPORT, comm_size, 0, &r, &from);
     *packet_size = r.packet_size;

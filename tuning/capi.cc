@@ -52,7 +52,7 @@ int nicoll_tuning_decide(const nicoll_tuning_t* table, nicoll_tuning_section_t s
     decision->k = r->k;
     decision->packet_size = static_cast<size_t>(r->packet_size);
     decision->credits = r->credits;
-    std::snprintf(decision->rule, sizeof(decision->rule), "%s", r->path().c_str());
+    decision->rule = r->name.c_str();
     return 1;
 }
 

@@ -33,7 +33,7 @@ typedef struct nicoll_tuning_decision {
     int k;                    /* kbinomial fanout, 0: auto (Theorem 3 for the packet count) */
     size_t packet_size;       /* 0: auto */
     int credits;              /* transport only, 0: auto */
-    char rule[64];            /* which rule: "bcast[2]" */
+    const char *rule;         /* which rule, "bcast[2]"; lives as long as the table */
 } nicoll_tuning_decision_t;
 
 /* Reads and validates a tuning file. NULL when it cannot be used, with its first error in

@@ -206,6 +206,7 @@ private:
         Rule r;
         r.section = s;
         r.index = index;
+        r.name = std::string(section_name(s)) + "[" + std::to_string(index) + "]";
         r.at = v.at;
         bool ok = true;
         const bool transport = s == Section::Transport;
@@ -471,7 +472,6 @@ std::string format_range(const Range& r) {
     return "[" + format_size(r.lo) + ", " + format_size(r.hi) + "]";
 }
 
-std::string Rule::path() const { return std::string(section_name(section)) + "[" + std::to_string(index) + "]"; }
 
 LoadResult load_table(std::string_view text, const std::string& name) { return Validator(name).run(text); }
 

@@ -62,7 +62,8 @@ struct Rule {
     int k = 0;                       // kbinomial fanout, 0: auto
     std::uint64_t packet_size = 0;   // 0: auto (the transport's, or the component's auto)
     int credits = 0;                 // transport: 0: auto
-    std::string path() const;        // "bcast[2]"
+    std::string name;                // "bcast[2]"
+    const std::string& path() const { return name; }
 };
 
 struct Table {
