@@ -224,7 +224,8 @@ int cmd_generate_measure(const Args& args) {
     std::vector<std::string> provenance;
     provenance.push_back("\"generated_by\": " + quote("nicoll-tune generate --measure --np " + o->text("--np") + " --sizes " +
                                                       sizes_text + " --iterations " + std::to_string((*iterations)[0]) +
-                                                      " --runs " + std::to_string((*runs)[0])));
+                                                      " --runs " + std::to_string((*runs)[0]) +
+                                                      (o->has("--mpirun-args") ? " --mpirun-args '" + o->text("--mpirun-args") + "'" : "")));
     provenance.push_back("\"date\": " + quote(now_utc()));
     provenance.push_back("\"machine\": " + quote(machine()));
     provenance.push_back("\"method\": \"nicoll-bench under mpirun --oversubscribe --mca mpi_yield_when_idle 1, each "
