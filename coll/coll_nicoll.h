@@ -93,6 +93,7 @@ typedef struct nicoll_component {
     long packet_size;
     int credits;
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
+    int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
 
     const struct nicoll_tuning *tuning; /* the tuning file's table, or the embedded default */
 

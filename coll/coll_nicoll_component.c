@@ -212,7 +212,8 @@ static int nicoll_register(void)
         const char *auto_choice;
     } tables[3] = {
         {NICSIM_COLL_BCAST, "MPI_Bcast's tree", "kbinomial with the best k"},
-        {NICSIM_COLL_ALLGATHER, "MPI_Allgather's algorithm", "rd"},
+        {NICSIM_COLL_ALLGATHER, "MPI_Allgather's algorithm",
+         "rd while the result fits in one packet, else ab"},
         {NICSIM_COLL_BARRIER, "MPI_Barrier's algorithm", "dissemination"},
     };
     for (int i = 0; i < 3; ++i) {
@@ -242,6 +243,7 @@ static int nicoll_register(void)
     }
     register_pvars(c);
     NICOLL_C->bcast_kbinomial = nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial");
+    NICOLL_C->allgather_ab = nicsim_algorithm_find(NICSIM_COLL_ALLGATHER, "ab");
 
     if (NICOLL_C->verbose < 0) {
         opal_output(0, "nicoll: coll_nicoll_verbose=%d: must be >= 0; using 0", NICOLL_C->verbose);

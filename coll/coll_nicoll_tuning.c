@@ -91,16 +91,21 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
         break;
     }
     const bool is_bcast = NICOLL_BCAST == coll || NICOLL_IBCAST == coll;
-    /* auto: kbinomial with Theorem 3's k; allgather rd and barrier dissemination, the engine's
-     * defaults (the first of their tables). */
-    d->algorithm = NICOLL_AUTO != mca_algorithm ? mca_algorithm
-                   : r.algorithm >= 0           ? r.algorithm
-                   : is_bcast                   ? NICOLL_C->bcast_kbinomial
-                                                : 0;
+    const bool is_allgather = NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll;
     d->k = NICOLL_AUTO != mca_k ? mca_k : r.k;
     d->packet_size = NICOLL_AUTO == NICOLL_C->packet_size && 0 != r.packet_size
                          ? r.packet_size
                          : m->transport.packet_size;
+    /* auto: kbinomial with Theorem 3's k; for allgather seed 001's finding (Fig. 6, and the
+     * model's crossover, nicsim allgather): recursive doubling while the whole result fits in one
+     * packet, where its combining saves packets, all-to-all broadcast once blocks span packets,
+     * where its pipelined hops win; barrier dissemination, which never takes more rounds. */
+    d->algorithm = NICOLL_AUTO != mca_algorithm ? mca_algorithm
+                   : r.algorithm >= 0           ? r.algorithm
+                   : is_bcast                   ? NICOLL_C->bcast_kbinomial
+                   : is_allgather && bytes * (size_t) size > d->packet_size
+                       ? NICOLL_C->allgather_ab
+                       : 0;
     if (NICOLL_C->verbose >= 20) {
         const nicsim_collective_t table = is_bcast ? NICSIM_COLL_BCAST
                                           : NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll

@@ -77,6 +77,19 @@ mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
     --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" ibcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
 check "ibcast without a section of its own follows bcast's rules (chain)" ran_only ibcast chain
 
+# A rule saying auto: kbinomial for bcast; for allgather rd while the result fits in one packet
+# (3 x 100 bytes), ab beyond (3 x 100000 bytes, packets of 65536).
+forcing allgather auto "$dir/force.json"
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+    --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" allgather --sizes 100,100000 -i 3 -x 1 >"$log" 2>&1
+auto_allgather() {
+    grep -q "nicoll: allgather on MPI_COMM_WORLD (cid 0), 100 bytes: algorithm rd " "$log" &&
+        grep -q "nicoll: allgather on MPI_COMM_WORLD (cid 0), 100000 bytes: algorithm ab " "$log" &&
+        ! grep -q "nicoll: allgather on MPI_COMM_WORLD (cid 0), 100 bytes: algorithm ab " "$log" &&
+        ! grep -q "nicoll: allgather on MPI_COMM_WORLD (cid 0), 100000 bytes: algorithm rd " "$log"
+}
+check "a rule saying auto: allgather rd for one packet's result, ab beyond" auto_allgather
+
 # 4. calibrate writes a preset that generate --model takes.
 tune=$top_builddir/tuning/nicoll-tune
 "$tune" calibrate --bench "$bench" --iterations 50 --out "$dir/machine.json" \

@@ -109,7 +109,13 @@ int cmd_show(const Args& args) {
     }
 
     const char* var = bcast ? "bcast_algorithm" : table == NICSIM_COLL_ALLGATHER ? "allgather_algorithm" : "barrier_algorithm";
-    Line algorithm{bcast ? "kbinomial" : nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), 0),
+    // auto as the component has it (coll/coll_nicoll_tuning.c): allgather rd while the whole
+    // result fits in one packet, else ab.
+    const std::uint64_t call_packet = rule != nullptr && rule->packet_size != 0 && mca("packet_size").empty()
+                                          ? rule->packet_size
+                                          : std::strtoull(packet.value.c_str(), nullptr, 10);
+    const bool ab = table == NICSIM_COLL_ALLGATHER && q.bytes * static_cast<std::uint64_t>(q.comm_size) > call_packet;
+    Line algorithm{bcast ? "kbinomial" : ab ? "ab" : nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), 0),
                    "auto (no rule, or the rule says auto)"};
     if (rule != nullptr && rule->algorithm >= 0) {
         algorithm = {nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), rule->algorithm), rule_from};
