@@ -102,7 +102,8 @@ private:
         for (;;) {
             skip_space();
             if (peek() != '"') {
-                return bad(peek() == '}' ? "trailing comma before '}'" : "expected a key in double quotes");
+                return bad(peek() == '}' ? "trailing comma before '}'"
+                                         : "expected a key in double quotes");
             }
             const Position key_at = here_;
             std::string key;
@@ -128,7 +129,8 @@ private:
                 advance();
                 return v;
             }
-            return bad(at_end() ? "unexpected end of the document: '}' missing" : "expected ',' or '}'");
+            return bad(at_end() ? "unexpected end of the document: '}' missing"
+                                : "expected ',' or '}'");
         }
     }
 
@@ -157,7 +159,8 @@ private:
                 advance();
                 return v;
             }
-            return bad(at_end() ? "unexpected end of the document: ']' missing" : "expected ',' or ']'");
+            return bad(at_end() ? "unexpected end of the document: ']' missing"
+                                : "expected ',' or ']'");
         }
     }
 
@@ -183,7 +186,7 @@ private:
         *out = 0;
         for (int i = 0; i < 4; ++i) {
             const char c = peek();
-            int d = c >= '0' && c <= '9' ? c - '0'
+            int d = c >= '0' && c <= '9'   ? c - '0'
                     : c >= 'a' && c <= 'f' ? c - 'a' + 10
                     : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                            : -1;
@@ -221,12 +224,26 @@ private:
             advance();
             const char e = peek();
             switch (e) {
-                case '"': case '\\': case '/': *out += e; break;
-                case 'b': *out += '\b'; break;
-                case 'f': *out += '\f'; break;
-                case 'n': *out += '\n'; break;
-                case 'r': *out += '\r'; break;
-                case 't': *out += '\t'; break;
+                case '"':
+                case '\\':
+                case '/':
+                    *out += e;
+                    break;
+                case 'b':
+                    *out += '\b';
+                    break;
+                case 'f':
+                    *out += '\f';
+                    break;
+                case 'n':
+                    *out += '\n';
+                    break;
+                case 'r':
+                    *out += '\r';
+                    break;
+                case 't':
+                    *out += '\t';
+                    break;
                 case 'u': {
                     advance();
                     std::uint32_t cp = 0;
@@ -307,12 +324,18 @@ const JsonValue* JsonValue::find(std::string_view key) const {
 
 std::string_view json_type_name(JsonValue::Type type) {
     switch (type) {
-        case JsonValue::Type::Null: return "null";
-        case JsonValue::Type::Bool: return "a boolean";
-        case JsonValue::Type::Number: return "a number";
-        case JsonValue::Type::String: return "a string";
-        case JsonValue::Type::Array: return "an array";
-        case JsonValue::Type::Object: return "an object";
+        case JsonValue::Type::Null:
+            return "null";
+        case JsonValue::Type::Bool:
+            return "a boolean";
+        case JsonValue::Type::Number:
+            return "a number";
+        case JsonValue::Type::String:
+            return "a string";
+        case JsonValue::Type::Array:
+            return "an array";
+        case JsonValue::Type::Object:
+            return "an object";
     }
     return "?";
 }

@@ -26,10 +26,10 @@ struct JsonValue {
     Type type = Type::Null;
     Position at;
     bool boolean = false;
-    std::string text;  // String: the decoded string; Number: the literal as written
-    std::vector<JsonValue> items;                          // Array
+    std::string text;              // String: the decoded string; Number: the literal as written
+    std::vector<JsonValue> items;  // Array
     std::vector<std::pair<std::string, JsonValue>> members;  // Object, in file order
-    std::vector<Position> key_at;                          // Object: where each key starts
+    std::vector<Position> key_at;                            // Object: where each key starts
 
     const JsonValue* find(std::string_view key) const;
 };

@@ -1,9 +1,9 @@
 #include "table.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -50,7 +50,8 @@ private:
 
     void document(const JsonValue& doc) {
         if (doc.type != Type::Object) {
-            error(doc.at, "$", "expected a JSON object, found " + std::string(json_type_name(doc.type)));
+            error(doc.at, "$",
+                  "expected a JSON object, found " + std::string(json_type_name(doc.type)));
             return;
         }
         const JsonValue* version = doc.find("version");
@@ -58,7 +59,9 @@ private:
             error(doc.at, "$", "no \"version\" (this nicoll reads version 1)");
         } else if (version->type != Type::Number || version->text != "1") {
             error(version->at, "$.version",
-                  "unsupported version " + (version->type == Type::Number ? version->text : std::string(json_type_name(version->type))) +
+                  "unsupported version " +
+                      (version->type == Type::Number ? version->text
+                                                     : std::string(json_type_name(version->type))) +
                       " (this nicoll reads version 1)");
         }
         for (std::size_t i = 0; i < doc.members.size(); ++i) {
@@ -66,8 +69,10 @@ private:
             if (key == "version") continue;
             if (key == "provenance") {
                 if (value.type != Type::Object) {
-                    error(value.at, "$.provenance", "expected an object, found " + std::string(json_type_name(value.type)));
-                } else if (const JsonValue* by = value.find("generated_by"); by != nullptr && by->type == Type::String) {
+                    error(value.at, "$.provenance",
+                          "expected an object, found " + std::string(json_type_name(value.type)));
+                } else if (const JsonValue* by = value.find("generated_by");
+                           by != nullptr && by->type == Type::String) {
                     table_.provenance = by->text;
                 }
                 continue;
@@ -77,7 +82,8 @@ private:
                 std::string known;
                 for (auto n : kSectionNames) known += (known.empty() ? "" : ", ") + std::string(n);
                 error(doc.key_at[i], "$." + key,
-                      "unknown collective \"" + key + "\" (known: " + known + ", version, provenance)");
+                      "unknown collective \"" + key + "\" (known: " + known +
+                          ", version, provenance)");
                 continue;
             }
             section(*s, value);
@@ -87,11 +93,13 @@ private:
     void section(Section s, const JsonValue& rules) {
         const std::string path = "$." + std::string(section_name(s));
         if (rules.type != Type::Array) {
-            error(rules.at, path, "expected an array of rules, found " + std::string(json_type_name(rules.type)));
+            error(rules.at, path,
+                  "expected an array of rules, found " + std::string(json_type_name(rules.type)));
             return;
         }
         if (rules.items.empty()) {
-            error(rules.at, path, "no rules: every communicator size and message size must be covered");
+            error(rules.at, path,
+                  "no rules: every communicator size and message size must be covered");
             return;
         }
         table_.present[static_cast<int>(s)] = true;
@@ -113,9 +121,10 @@ private:
     std::optional<std::uint64_t> size(const JsonValue& v, const std::string& path, bool inf_ok) {
         std::string t = v.text;
         if (v.type != Type::Number && v.type != Type::String) {
-            error(v.at, path, "expected a size (a number, or a string such as \"64k\"" +
-                                  std::string(inf_ok ? " or \"inf\"" : "") + "), found " +
-                                  std::string(json_type_name(v.type)));
+            error(v.at, path,
+                  "expected a size (a number, or a string such as \"64k\"" +
+                      std::string(inf_ok ? " or \"inf\"" : "") + "), found " +
+                      std::string(json_type_name(v.type)));
             return std::nullopt;
         }
         if (v.type == Type::String && t == "inf") {
@@ -136,20 +145,25 @@ private:
             return std::nullopt;
         }
         if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) {
-            error(v.at, path, "not a size: " + quoted(v) + " (an integer, with k, M or G for 2^10, 2^20, 2^30" +
-                                  std::string(inf_ok ? ", or inf)" : ")"));
+            error(v.at, path,
+                  "not a size: " + quoted(v) + " (an integer, with k, M or G for 2^10, 2^20, 2^30" +
+                      std::string(inf_ok ? ", or inf)" : ")"));
             return std::nullopt;
         }
         std::uint64_t n = 0;
         for (char c : t) {
             if (n > (kMaxSize - static_cast<std::uint64_t>(c - '0')) / 10) {
-                error(v.at, path, "too large: " + quoted(v) + " (at most 2^63-1" + std::string(inf_ok ? ", or inf)" : ")"));
+                error(v.at, path,
+                      "too large: " + quoted(v) + " (at most 2^63-1" +
+                          std::string(inf_ok ? ", or inf)" : ")"));
                 return std::nullopt;
             }
             n = n * 10 + static_cast<std::uint64_t>(c - '0');
         }
         if (n > kMaxSize / unit) {
-            error(v.at, path, "too large: " + quoted(v) + " (at most 2^63-1" + std::string(inf_ok ? ", or inf)" : ")"));
+            error(v.at, path,
+                  "too large: " + quoted(v) + " (at most 2^63-1" +
+                      std::string(inf_ok ? ", or inf)" : ")"));
             return std::nullopt;
         }
         return n * unit;
@@ -163,7 +177,9 @@ private:
     std::optional<Range> range(const JsonValue& v, const std::string& path) {
         if (v.type == Type::Array) {
             if (v.items.size() != 2) {
-                error(v.at, path, "a range is [low, high], found " + std::to_string(v.items.size()) + " values");
+                error(
+                    v.at, path,
+                    "a range is [low, high], found " + std::to_string(v.items.size()) + " values");
                 return std::nullopt;
             }
             auto lo = size(v.items[0], path + "[0]", false);
@@ -181,26 +197,34 @@ private:
     }
 
     // "auto", or an integer in min..max.
-    std::optional<long long> number_or_auto(const JsonValue& v, const std::string& path, long long min, long long max) {
+    std::optional<long long> number_or_auto(const JsonValue& v, const std::string& path,
+                                            long long min, long long max) {
         if (v.type == Type::String && v.text == "auto") return 0;
         if (v.type != Type::Number || v.text.find_first_of(".eE") != std::string::npos) {
-            error(v.at, path, "expected an integer " + std::to_string(min) + ".." + std::to_string(max) +
-                                  " or \"auto\", found " + (v.type == Type::Number || v.type == Type::String ? quoted(v) : std::string(json_type_name(v.type))));
+            error(v.at, path,
+                  "expected an integer " + std::to_string(min) + ".." + std::to_string(max) +
+                      " or \"auto\", found " +
+                      (v.type == Type::Number || v.type == Type::String
+                           ? quoted(v)
+                           : std::string(json_type_name(v.type))));
             return std::nullopt;
         }
         errno = 0;
         const long long n = std::strtoll(v.text.c_str(), nullptr, 10);
         if (errno != 0 || n < min || n > max) {
-            error(v.at, path, v.text + " out of range " + std::to_string(min) + ".." + std::to_string(max));
+            error(v.at, path,
+                  v.text + " out of range " + std::to_string(min) + ".." + std::to_string(max));
             return std::nullopt;
         }
         return n;
     }
 
     std::optional<Rule> rule(Section s, int index, const JsonValue& v) {
-        const std::string path = "$." + std::string(section_name(s)) + "[" + std::to_string(index) + "]";
+        const std::string path =
+            "$." + std::string(section_name(s)) + "[" + std::to_string(index) + "]";
         if (v.type != Type::Object) {
-            error(v.at, path, "expected a rule object, found " + std::string(json_type_name(v.type)));
+            error(v.at, path,
+                  "expected a rule object, found " + std::string(json_type_name(v.type)));
             return std::nullopt;
         }
         Rule r;
@@ -220,7 +244,9 @@ private:
             const auto& [key, value] = v.members[i];
             const std::string p = path + "." + key;
             auto not_here = [&](const char* why) {
-                error(v.key_at[i], p, std::string(key) + " does not apply to " + std::string(section_name(s)) + why);
+                error(
+                    v.key_at[i], p,
+                    std::string(key) + " does not apply to " + std::string(section_name(s)) + why);
                 ok = false;
             };
             if (key == "comment") {
@@ -248,20 +274,28 @@ private:
                     continue;
                 }
                 if (value.type != Type::String) {
-                    error(value.at, p, "expected an algorithm name, found " + std::string(json_type_name(value.type)));
+                    error(value.at, p,
+                          "expected an algorithm name, found " +
+                              std::string(json_type_name(value.type)));
                     ok = false;
                     continue;
                 }
                 algorithm_name = value.text;
                 if (value.text != "auto") {
-                    r.algorithm = nicsim_algorithm_find(static_cast<nicsim_collective_t>(table), value.text.c_str());
+                    r.algorithm = nicsim_algorithm_find(static_cast<nicsim_collective_t>(table),
+                                                        value.text.c_str());
                     if (r.algorithm < 0) {
                         std::string known = "auto";
-                        for (int a = 0; a < nicsim_algorithm_count(static_cast<nicsim_collective_t>(table)); ++a) {
-                            known += std::string(", ") + nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), a);
+                        for (int a = 0;
+                             a < nicsim_algorithm_count(static_cast<nicsim_collective_t>(table));
+                             ++a) {
+                            known +=
+                                std::string(", ") +
+                                nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), a);
                         }
-                        error(value.at, p, "unknown algorithm \"" + value.text + "\" for " +
-                                               std::string(section_name(s)) + " (known: " + known + ")");
+                        error(value.at, p,
+                              "unknown algorithm \"" + value.text + "\" for " +
+                                  std::string(section_name(s)) + " (known: " + known + ")");
                         ok = false;
                     }
                 }
@@ -311,16 +345,23 @@ private:
                     not_here(" (forwarding is how broadcast packets are passed on)");
                     continue;
                 }
-                if (value.type != Type::String || (value.text != "fpfs" && value.text != "fcfs" && value.text != "host")) {
-                    error(value.at, p, "unknown forwarding " + quoted(value) + " (known: fpfs, fcfs, host)");
+                if (value.type != Type::String ||
+                    (value.text != "fpfs" && value.text != "fcfs" && value.text != "host")) {
+                    error(value.at, p,
+                          "unknown forwarding " + quoted(value) + " (known: fpfs, fcfs, host)");
                     ok = false;
                 } else if (value.text != "fpfs") {
-                    error(value.at, p, "forwarding \"" + value.text +
-                                           "\" runs only on the modeled network (nicsim bcast --forwarding); real jobs forward fpfs");
+                    error(value.at, p,
+                          "forwarding \"" + value.text +
+                              "\" runs only on the modeled network (nicsim bcast --forwarding); "
+                              "real jobs forward fpfs");
                     ok = false;
                 }
             } else {
-                error(v.key_at[i], p, "unknown key \"" + key + "\" (known: comm_size, bytes, nodes, ppn, algorithm, k, packet_size, credits, forwarding, comment)");
+                error(v.key_at[i], p,
+                      "unknown key \"" + key +
+                          "\" (known: comm_size, bytes, nodes, ppn, algorithm, k, packet_size, "
+                          "credits, forwarding, comment)");
                 ok = false;
             }
         }
@@ -337,7 +378,8 @@ private:
             ok = false;
         }
         if (k_value != nullptr && ok && algorithm_name != "auto" && algorithm_name != "kbinomial") {
-            error(k_at, path + ".k", "k applies only to algorithm kbinomial, not " + algorithm_name);
+            error(k_at, path + ".k",
+                  "k applies only to algorithm kbinomial, not " + algorithm_name);
             ok = false;
         }
         if (!ok) return std::nullopt;
@@ -356,9 +398,10 @@ private:
             if (r.nodes || r.ppn) {
                 for (const Rule* g : general) {
                     if (g->comm_size.overlaps(r.comm_size) && g->bytes.overlaps(r.bytes)) {
-                        error(r.at, p, "never matches where " + g->path() +
-                                           " already decides (comm_size " + format_range(g->comm_size) + ", bytes " +
-                                           format_range(g->bytes) + "); put rules with nodes or ppn first");
+                        error(r.at, p,
+                              "never matches where " + g->path() + " already decides (comm_size " +
+                                  format_range(g->comm_size) + ", bytes " + format_range(g->bytes) +
+                                  "); put rules with nodes or ppn first");
                         return;
                     }
                 }
@@ -367,35 +410,43 @@ private:
             const bool same_group = prev != nullptr && prev->comm_size == r.comm_size;
             if (same_group) {
                 if (r.bytes.lo <= prev->bytes.hi) {
-                    error(r.at, p, "bytes " + format_range(r.bytes) + (r.bytes.lo < prev->bytes.lo ? " out of order after " : " overlap ") +
-                                       prev->path() + "'s " + format_range(prev->bytes));
+                    error(r.at, p,
+                          "bytes " + format_range(r.bytes) +
+                              (r.bytes.lo < prev->bytes.lo ? " out of order after " : " overlap ") +
+                              prev->path() + "'s " + format_range(prev->bytes));
                     return;
                 }
                 if (r.bytes.lo != prev->bytes.hi + 1) {
-                    error(r.at, p, "gap: bytes " + format_range({prev->bytes.hi + 1, r.bytes.lo - 1}) +
-                                       " are not covered for comm_size " + format_range(r.comm_size));
+                    error(r.at, p,
+                          "gap: bytes " + format_range({prev->bytes.hi + 1, r.bytes.lo - 1}) +
+                              " are not covered for comm_size " + format_range(r.comm_size));
                     return;
                 }
             } else {
                 if (prev != nullptr && prev->bytes.hi != kInf) {
                     error(prev->at, path + "[" + std::to_string(prev->index) + "]",
-                          "gap: bytes " + format_range({prev->bytes.hi + 1, kInf}) + " are not covered for comm_size " +
-                              format_range(prev->comm_size));
+                          "gap: bytes " + format_range({prev->bytes.hi + 1, kInf}) +
+                              " are not covered for comm_size " + format_range(prev->comm_size));
                     return;
                 }
                 if (prev != nullptr && r.comm_size.lo <= prev->comm_size.hi) {
-                    error(r.at, p, "comm_size " + format_range(r.comm_size) +
-                                       (r.comm_size.lo < prev->comm_size.lo ? " out of order after " : " overlaps ") +
-                                       prev->path() + "'s " + format_range(prev->comm_size));
+                    error(r.at, p,
+                          "comm_size " + format_range(r.comm_size) +
+                              (r.comm_size.lo < prev->comm_size.lo ? " out of order after "
+                                                                   : " overlaps ") +
+                              prev->path() + "'s " + format_range(prev->comm_size));
                     return;
                 }
                 if (r.comm_size.lo > next_comm) {
-                    error(r.at, p, "gap: comm_size " + format_range({next_comm, r.comm_size.lo - 1}) + " is not covered");
+                    error(r.at, p,
+                          "gap: comm_size " + format_range({next_comm, r.comm_size.lo - 1}) +
+                              " is not covered");
                     return;
                 }
                 if (r.bytes.lo != 0) {
-                    error(r.at, p, "gap: bytes " + format_range({0, r.bytes.lo - 1}) + " are not covered for comm_size " +
-                                       format_range(r.comm_size));
+                    error(r.at, p,
+                          "gap: bytes " + format_range({0, r.bytes.lo - 1}) +
+                              " are not covered for comm_size " + format_range(r.comm_size));
                     return;
                 }
                 next_comm = r.comm_size.hi == kInf ? kInf : r.comm_size.hi + 1;
@@ -404,18 +455,19 @@ private:
             prev = &r;
         }
         if (prev == nullptr) {
-            error(rules.front().at, path, "only rules with nodes or ppn: sizes where locality is unknown are not covered");
+            error(rules.front().at, path,
+                  "only rules with nodes or ppn: sizes where locality is unknown are not covered");
             return;
         }
         if (prev->bytes.hi != kInf) {
             error(prev->at, path + "[" + std::to_string(prev->index) + "]",
-                  "gap: bytes " + format_range({prev->bytes.hi + 1, kInf}) + " are not covered for comm_size " +
-                      format_range(prev->comm_size));
+                  "gap: bytes " + format_range({prev->bytes.hi + 1, kInf}) +
+                      " are not covered for comm_size " + format_range(prev->comm_size));
         } else if (next_comm != kInf) {
             error(prev->at, path + "[" + std::to_string(prev->index) + "]",
                   "gap: comm_size " + format_range({next_comm, kInf}) + " is not covered");
         }
-        (void) s;
+        (void)s;
     }
 
     std::string name_;
@@ -424,15 +476,20 @@ private:
 };
 
 bool matches(const Rule& r, const Query& q) {
-    if (!r.comm_size.contains(static_cast<std::uint64_t>(q.comm_size)) || !r.bytes.contains(q.bytes)) return false;
-    if (r.nodes && (q.nodes <= 0 || !r.nodes->contains(static_cast<std::uint64_t>(q.nodes)))) return false;
+    if (!r.comm_size.contains(static_cast<std::uint64_t>(q.comm_size)) ||
+        !r.bytes.contains(q.bytes))
+        return false;
+    if (r.nodes && (q.nodes <= 0 || !r.nodes->contains(static_cast<std::uint64_t>(q.nodes))))
+        return false;
     if (r.ppn && (q.ppn <= 0 || !r.ppn->contains(static_cast<std::uint64_t>(q.ppn)))) return false;
     return true;
 }
 
 }  // namespace
 
-std::string_view section_name(Section s) { return kSectionNames[static_cast<int>(s)]; }
+std::string_view section_name(Section s) {
+    return kSectionNames[static_cast<int>(s)];
+}
 
 std::optional<Section> find_section(std::string_view name) {
     for (int i = 0; i < kSections; ++i) {
@@ -443,19 +500,27 @@ std::optional<Section> find_section(std::string_view name) {
 
 int section_engine_table(Section s) {
     switch (blocking_form(s)) {
-        case Section::Barrier: return NICSIM_COLL_BARRIER;
-        case Section::Bcast: return NICSIM_COLL_BCAST;
-        case Section::Allgather: return NICSIM_COLL_ALLGATHER;
-        default: return -1;
+        case Section::Barrier:
+            return NICSIM_COLL_BARRIER;
+        case Section::Bcast:
+            return NICSIM_COLL_BCAST;
+        case Section::Allgather:
+            return NICSIM_COLL_ALLGATHER;
+        default:
+            return -1;
     }
 }
 
 Section blocking_form(Section s) {
     switch (s) {
-        case Section::Ibarrier: return Section::Barrier;
-        case Section::Ibcast: return Section::Bcast;
-        case Section::Iallgather: return Section::Allgather;
-        default: return s;
+        case Section::Ibarrier:
+            return Section::Barrier;
+        case Section::Ibcast:
+            return Section::Bcast;
+        case Section::Iallgather:
+            return Section::Allgather;
+        default:
+            return s;
     }
 }
 
@@ -472,8 +537,9 @@ std::string format_range(const Range& r) {
     return "[" + format_size(r.lo) + ", " + format_size(r.hi) + "]";
 }
 
-
-LoadResult load_table(std::string_view text, const std::string& name) { return Validator(name).run(text); }
+LoadResult load_table(std::string_view text, const std::string& name) {
+    return Validator(name).run(text);
+}
 
 LoadResult load_table_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);

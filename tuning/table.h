@@ -35,9 +35,9 @@ Section blocking_form(Section s);
 
 constexpr std::uint64_t kInf = UINT64_MAX;  // "inf" as a range's upper end
 constexpr int kFileVersion = 1;
-constexpr int kMaxK = 64;                        // coll_nicoll_bcast_k's range
+constexpr int kMaxK = 64;                          // coll_nicoll_bcast_k's range
 constexpr std::uint64_t kMaxPacketSize = 1 << 26;  // coll_nicoll_packet_size's range
-constexpr int kMaxCredits = 1024;                // NICSIM_CREDITS_MAX
+constexpr int kMaxCredits = 1024;                  // NICSIM_CREDITS_MAX
 
 struct Range {
     std::uint64_t lo = 0;
@@ -58,11 +58,11 @@ struct Rule {
     Range bytes;
     std::optional<Range> nodes;  // locality conditions: the rule matches only when known
     std::optional<Range> ppn;
-    int algorithm = -1;              // engine table index, -1: auto (or none: transport)
-    int k = 0;                       // kbinomial fanout, 0: auto
-    std::uint64_t packet_size = 0;   // 0: auto (the transport's, or the component's auto)
-    int credits = 0;                 // transport: 0: auto
-    std::string name;                // "bcast[2]"
+    int algorithm = -1;             // engine table index, -1: auto (or none: transport)
+    int k = 0;                      // kbinomial fanout, 0: auto
+    std::uint64_t packet_size = 0;  // 0: auto (the transport's, or the component's auto)
+    int credits = 0;                // transport: 0: auto
+    std::string name;               // "bcast[2]"
     const std::string& path() const { return name; }
 };
 
@@ -70,7 +70,7 @@ struct Table {
     std::string name;  // the file's path, or "embedded default"
     std::array<std::vector<Rule>, kSections> sections;
     std::array<bool, kSections> present{};  // the file has this section
-    std::string provenance;  // provenance.generated_by, or empty
+    std::string provenance;                 // provenance.generated_by, or empty
 };
 
 // Everything wrong with a file, each "NAME:LINE:COL: PATH: REASON" (PATH is the JSON path,

@@ -36,15 +36,18 @@ std::string default_bench() {
 }
 
 // size -> Median(us) of one nicoll-bench run; empty with *why when the run failed.
-std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np, const std::string& mca,
-                                                         const std::string& coll, const std::string& sizes,
-                                                         int iterations, std::string* why) {
-    const std::string cmd = b.mpirun + " -np " + std::to_string(np) +
-                            " --oversubscribe --mca mpi_yield_when_idle 1 --mca coll nicoll,tuned,basic,libnbc,self " +
-                            b.extra + " " + mca + " " + b.bench + " " + coll +
-                            (coll.find("barrier") != std::string::npos ? "" : " --sizes " + sizes) + " -i " +
-                            std::to_string(iterations) + " -x " + std::to_string(std::max(1, iterations / 10)) +
-                            " 2>&1";
+std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
+                                                         const std::string& mca,
+                                                         const std::string& coll,
+                                                         const std::string& sizes, int iterations,
+                                                         std::string* why) {
+    const std::string cmd =
+        b.mpirun + " -np " + std::to_string(np) +
+        " --oversubscribe --mca mpi_yield_when_idle 1 --mca coll nicoll,tuned,basic,libnbc,self " +
+        b.extra + " " + mca + " " + b.bench + " " + coll +
+        (coll.find("barrier") != std::string::npos ? "" : " --sizes " + sizes) + " -i " +
+        std::to_string(iterations) + " -x " + std::to_string(std::max(1, iterations / 10)) +
+        " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) {
         *why = "cannot run: " + cmd;
@@ -70,7 +73,10 @@ std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
     }
     const int status = pclose(p);
     if (status != 0 || out.empty() || !by_nicoll) {
-        *why = "`" + cmd + "` " + (status != 0 ? "failed" : !by_nicoll ? "did not run nicoll" : "printed no times") +
+        *why = "`" + cmd + "` " +
+               (status != 0  ? "failed"
+                : !by_nicoll ? "did not run nicoll"
+                             : "printed no times") +
                ":\n" + all;
         return std::nullopt;
     }
@@ -111,7 +117,8 @@ bool write_out(const Options& o, const std::string& text, const char* command) {
     std::ofstream out(o.text("--out"));
     out << text;
     if (!out.flush()) {
-        std::fprintf(stderr, "nicoll-tune %s: %s: cannot write\n", command, o.text("--out").c_str());
+        std::fprintf(stderr, "nicoll-tune %s: %s: cannot write\n", command,
+                     o.text("--out").c_str());
         return false;
     }
     std::fprintf(stderr, "nicoll-tune %s: wrote %s\n", command, o.text("--out").c_str());
@@ -129,8 +136,9 @@ Bench bench_from(const Options& o) {
 
 int cmd_generate_measure(const Args& args) {
     std::string why;
-    auto o = parse_options(args, {"--np", "--sizes", "--iterations", "--runs", "--out", "--bench", "--mpirun-args"},
-                           {"--measure"}, &why);
+    auto o = parse_options(
+        args, {"--np", "--sizes", "--iterations", "--runs", "--out", "--bench", "--mpirun-args"},
+        {"--measure"}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--np")) return usage_error("generate", "--measure needs --np LIST");
     auto nps = parse_list(o->text("--np"), 2, 256, &why);
@@ -139,9 +147,11 @@ int cmd_generate_measure(const Args& args) {
     auto sizes = parse_list(sizes_text, 1, std::uint64_t{1} << 30, &why);
     if (!sizes) return usage_error("generate", "--sizes: " + why);
     auto iterations = parse_list(o->text("--iterations", "200"), 1, 100000, &why);
-    if (!iterations || iterations->size() != 1) return usage_error("generate", "--iterations: " + (iterations ? "one number" : why));
+    if (!iterations || iterations->size() != 1)
+        return usage_error("generate", "--iterations: " + (iterations ? "one number" : why));
     auto runs = parse_list(o->text("--runs", "3"), 1, 99, &why);
-    if (!runs || runs->size() != 1) return usage_error("generate", "--runs: " + (runs ? "one number" : why));
+    if (!runs || runs->size() != 1)
+        return usage_error("generate", "--runs: " + (runs ? "one number" : why));
     std::string sizes_arg;
     for (auto s : *sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
     const Bench b = bench_from(*o);
@@ -151,32 +161,47 @@ int cmd_generate_measure(const Args& args) {
         std::string coll, var, algorithm;
     };
     std::vector<Candidate> candidates;
-    for (const char* a : {"kbinomial", "binomial", "binary", "chain"}) candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", a});
-    for (const char* a : {"rd", "ab"}) candidates.push_back({tuning::Section::Allgather, "allgather", "allgather_algorithm", a});
-    for (const char* a : {"dissemination", "recursive_doubling"}) candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm", a});
+    for (const char* a : {"kbinomial", "binomial", "binary", "chain"})
+        candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", a});
+    for (const char* a : {"rd", "ab"})
+        candidates.push_back({tuning::Section::Allgather, "allgather", "allgather_algorithm", a});
+    for (const char* a : {"dissemination", "recursive_doubling"})
+        candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm", a});
 
     // times[candidate][np][size] = one value per run
-    std::vector<std::map<std::uint64_t, std::map<std::uint64_t, std::vector<double>>>> times(candidates.size());
+    std::vector<std::map<std::uint64_t, std::map<std::uint64_t, std::vector<double>>>> times(
+        candidates.size());
     const std::size_t total = candidates.size() * nps->size() * (*runs)[0];
     std::size_t done = 0;
     const auto start = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "nicoll-tune generate: %zu mpirun runs (%zu algorithms x np %s x %llu runs), started %s\n", total,
-                 candidates.size(), o->text("--np").c_str(), static_cast<unsigned long long>((*runs)[0]), now_utc().c_str());
+    std::fprintf(
+        stderr,
+        "nicoll-tune generate: %zu mpirun runs (%zu algorithms x np %s x %llu runs), started %s\n",
+        total, candidates.size(), o->text("--np").c_str(),
+        static_cast<unsigned long long>((*runs)[0]), now_utc().c_str());
     // Runs interleave (run 1 of everything, then run 2...), so a burst of load elsewhere on the
     // machine spreads over the candidates instead of falling on one.
     for (std::uint64_t r = 0; r < (*runs)[0]; ++r) {
         for (std::uint64_t np : *nps) {
             for (std::size_t c = 0; c < candidates.size(); ++c) {
-                const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-                const double left = done == 0 ? 0 : elapsed / static_cast<double>(done) * static_cast<double>(total - done);
+                const double elapsed =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                const double left = done == 0 ? 0
+                                              : elapsed / static_cast<double>(done) *
+                                                    static_cast<double>(total - done);
                 const int width = 30, filled = static_cast<int>(width * done / total);
-                std::fprintf(stderr, "\r[%s%s] %3zu/%zu  np %llu %-9s %-18s run %llu  elapsed %s  left %s   ",
-                             std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), done, total,
-                             static_cast<unsigned long long>(np), candidates[c].coll.c_str(), candidates[c].algorithm.c_str(),
-                             static_cast<unsigned long long>(r + 1), clock_text(elapsed).c_str(),
-                             done == 0 ? "?" : ("~" + clock_text(left)).c_str());
-                auto out = run_bench(b, static_cast<int>(np), "--mca coll_nicoll_" + candidates[c].var + " " + candidates[c].algorithm,
-                                     candidates[c].coll, sizes_arg, static_cast<int>((*iterations)[0]), &why);
+                std::fprintf(
+                    stderr,
+                    "\r[%s%s] %3zu/%zu  np %llu %-9s %-18s run %llu  elapsed %s  left %s   ",
+                    std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                    done, total, static_cast<unsigned long long>(np), candidates[c].coll.c_str(),
+                    candidates[c].algorithm.c_str(), static_cast<unsigned long long>(r + 1),
+                    clock_text(elapsed).c_str(),
+                    done == 0 ? "?" : ("~" + clock_text(left)).c_str());
+                auto out = run_bench(
+                    b, static_cast<int>(np),
+                    "--mca coll_nicoll_" + candidates[c].var + " " + candidates[c].algorithm,
+                    candidates[c].coll, sizes_arg, static_cast<int>((*iterations)[0]), &why);
                 if (!out) {
                     std::fprintf(stderr, "\nnicoll-tune generate: %s\n", why.c_str());
                     return 1;
@@ -186,13 +211,15 @@ int cmd_generate_measure(const Args& args) {
             }
         }
     }
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(stderr, "\r[%s] %zu/%zu  done in %s, %s%40s\n", std::string(30, '#').c_str(), done, total,
-                 clock_text(elapsed).c_str(), now_utc().c_str(), "");
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "\r[%s] %zu/%zu  done in %s, %s%40s\n", std::string(30, '#').c_str(), done,
+                 total, clock_text(elapsed).c_str(), now_utc().c_str(), "");
 
     std::vector<Grid> grids;
     std::string measured = "\"medians_us\": {";
-    for (tuning::Section s : {tuning::Section::Bcast, tuning::Section::Allgather, tuning::Section::Barrier}) {
+    for (tuning::Section s :
+         {tuning::Section::Bcast, tuning::Section::Allgather, tuning::Section::Barrier}) {
         Grid g;
         g.section = s;
         g.comm_sizes = *nps;
@@ -206,9 +233,11 @@ int cmd_generate_measure(const Args& args) {
                     if (candidates[c].section != s) continue;
                     const double us = median(times[c][np][size]);
                     char key[128];
-                    std::snprintf(key, sizeof(key), "%s\"%s np %llu %llu B %s\": %.2f", measured.back() == '{' ? "" : ", ",
-                                  candidates[c].coll.c_str(), static_cast<unsigned long long>(np),
-                                  static_cast<unsigned long long>(size), candidates[c].algorithm.c_str(), us);
+                    std::snprintf(key, sizeof(key), "%s\"%s np %llu %llu B %s\": %.2f",
+                                  measured.back() == '{' ? "" : ", ", candidates[c].coll.c_str(),
+                                  static_cast<unsigned long long>(np),
+                                  static_cast<unsigned long long>(size),
+                                  candidates[c].algorithm.c_str(), us);
                     measured += key;
                     if (us < best_us) {
                         best_us = us;
@@ -222,20 +251,26 @@ int cmd_generate_measure(const Args& args) {
         grids.push_back(std::move(g));
     }
     std::vector<std::string> provenance;
-    provenance.push_back("\"generated_by\": " + quote("nicoll-tune generate --measure --np " + o->text("--np") + " --sizes " +
-                                                      sizes_text + " --iterations " + std::to_string((*iterations)[0]) +
-                                                      " --runs " + std::to_string((*runs)[0]) +
-                                                      (o->has("--mpirun-args") ? " --mpirun-args '" + o->text("--mpirun-args") + "'" : "")));
+    provenance.push_back(
+        "\"generated_by\": " +
+        quote(
+            "nicoll-tune generate --measure --np " + o->text("--np") + " --sizes " + sizes_text +
+            " --iterations " + std::to_string((*iterations)[0]) + " --runs " +
+            std::to_string((*runs)[0]) +
+            (o->has("--mpirun-args") ? " --mpirun-args '" + o->text("--mpirun-args") + "'" : "")));
     provenance.push_back("\"date\": " + quote(now_utc()));
     provenance.push_back("\"machine\": " + quote(machine()));
-    provenance.push_back("\"method\": \"nicoll-bench under mpirun --oversubscribe --mca mpi_yield_when_idle 1, each "
-                         "algorithm forced by its MCA variable; per size the median over runs of nicoll-bench's "
-                         "Median(us); the lowest kept; k and packet sizes auto\"");
+    provenance.push_back(
+        "\"method\": \"nicoll-bench under mpirun --oversubscribe --mca mpi_yield_when_idle 1, each "
+        "algorithm forced by its MCA variable; per size the median over runs of nicoll-bench's "
+        "Median(us); the lowest kept; k and packet sizes auto\"");
     provenance.push_back(measured + "}");
     const std::string text = write_table(grids, provenance);
     tuning::LoadResult check = tuning::load_table(text, "generated table");
     if (!check.table) {
-        std::fprintf(stderr, "nicoll-tune generate: internal error, the generated table is invalid: %s\n", check.errors.front().c_str());
+        std::fprintf(stderr,
+                     "nicoll-tune generate: internal error, the generated table is invalid: %s\n",
+                     check.errors.front().c_str());
         return 1;
     }
     return write_out(*o, text, "generate") ? 0 : 1;
@@ -250,22 +285,25 @@ int cmd_calibrate(const Args& args) {
     auto o = parse_options(args, {"--out", "--bench", "--mpirun-args", "--iterations"}, {}, &why);
     if (!o) return usage_error("calibrate", why);
     auto iterations = parse_list(o->text("--iterations", "200"), 1, 100000, &why);
-    if (!iterations || iterations->size() != 1) return usage_error("calibrate", "--iterations: " + (iterations ? "one number" : why));
+    if (!iterations || iterations->size() != 1)
+        return usage_error("calibrate", "--iterations: " + (iterations ? "one number" : why));
     const Bench b = bench_from(*o);
     const int it = static_cast<int>((*iterations)[0]);
     const std::vector<std::uint64_t> sizes = {8, 1024, 8192, 65536, 262144, 1048576};
     std::string sizes_arg;
     for (auto s : sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
     std::fprintf(stderr, "nicoll-tune calibrate: 3 mpirun runs, started %s\n", now_utc().c_str());
-    auto one_way = run_bench(b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1048576", "bcast",
-                             sizes_arg, it, &why);
+    auto one_way = run_bench(
+        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1048576",
+        "bcast", sizes_arg, it, &why);
     if (!one_way) {
         std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
         return 1;
     }
     // Per-packet overhead: 1 MiB in 1 KiB packets against one packet, on 2 ranks.
-    auto small = run_bench(b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
-                           "1048576", std::max(1, it / 4), &why);
+    auto small = run_bench(
+        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
+        "1048576", std::max(1, it / 4), &why);
     // Forwarding: a chain of 3 against 2 with 16 KiB packets adds one hop of the last packet; the
     // per-packet part of the hop is the forwarding overhead.
     if (!small) {
@@ -285,9 +323,11 @@ int cmd_calibrate(const Args& args) {
     const double r_inf = slope > 0 ? 1.0 / slope : 0;  // bytes/us = MB/s
     const double n_half = t0 * r_inf;
     const double latency = one_way->begin()->second;
-    const double per_packet = std::max(0.0, (small->begin()->second - one_way->rbegin()->second) / (1024.0 - 1.0));
+    const double per_packet =
+        std::max(0.0, (small->begin()->second - one_way->rbegin()->second) / (1024.0 - 1.0));
     std::fprintf(stderr,
-                 "one-way latency (8 B): %.2f us\nt0: %.2f us\nr_inf (bandwidth): %.1f MB/s\nn_1/2: %.0f bytes\n"
+                 "one-way latency (8 B): %.2f us\nt0: %.2f us\nr_inf (bandwidth): %.1f "
+                 "MB/s\nn_1/2: %.0f bytes\n"
                  "per-packet overhead: %.3f us\n",
                  latency, t0, r_inf, n_half, per_packet);
     // The model's costs from these: a packet's NIC overheads are the per-packet cost, split
@@ -296,21 +336,26 @@ int cmd_calibrate(const Args& args) {
     const double tn = per_packet / 2;
     const double th = std::max(0.0, (t0 - per_packet) / 2);
     char buf[2048];
-    std::snprintf(buf, sizeof(buf),
-                  "{\n  \"nicoll_preset\": 1,\n  \"base\": \"lfc-myrinet\",\n  \"values\": {\n"
-                  "    \"topology\": \"crossbar\",\n    \"link_bw\": \"%.1f\",\n    \"switch_latency\": \"0\",\n"
-                  "    \"mtu\": \"65536\",\n    \"header_bytes\": \"24\",\n    \"host_send\": \"dma\",\n"
-                  "    \"pio_bw\": \"0\",\n    \"dma_bw\": \"0\",\n"
-                  "    \"ts\": \"%.3f\",\n    \"tr\": \"%.3f\",\n    \"tns\": \"%.3f\",\n    \"tnr\": \"%.3f\"\n  },\n"
-                  "  \"provenance\": {\n    \"generated_by\": \"nicoll-tune calibrate\",\n    \"date\": %s,\n"
-                  "    \"machine\": %s,\n"
-                  "    \"measured\": {\"one_way_latency_us\": %.3f, \"t0_us\": %.3f, \"r_inf_mbs\": %.1f, "
-                  "\"n_half_bytes\": %.0f, \"per_packet_us\": %.4f},\n"
-                  "    \"sources\": {\"link_bw\": \"r_inf\", \"ts, tr\": \"assumption: (t0 - per-packet) / 2 each\", "
-                  "\"tns, tnr\": \"assumption: per-packet / 2 each\", \"mtu\": \"the component's auto packet size\", "
-                  "\"topology\": \"assumption: one node, every process a port of one crossbar\"}\n  }\n}\n",
-                  r_inf, th, th, tn, tn, quote(now_utc()).c_str(), quote(machine()).c_str(), latency, t0, r_inf,
-                  n_half, per_packet);
+    std::snprintf(
+        buf, sizeof(buf),
+        "{\n  \"nicoll_preset\": 1,\n  \"base\": \"lfc-myrinet\",\n  \"values\": {\n"
+        "    \"topology\": \"crossbar\",\n    \"link_bw\": \"%.1f\",\n    \"switch_latency\": "
+        "\"0\",\n"
+        "    \"mtu\": \"65536\",\n    \"header_bytes\": \"24\",\n    \"host_send\": \"dma\",\n"
+        "    \"pio_bw\": \"0\",\n    \"dma_bw\": \"0\",\n"
+        "    \"ts\": \"%.3f\",\n    \"tr\": \"%.3f\",\n    \"tns\": \"%.3f\",\n    \"tnr\": "
+        "\"%.3f\"\n  },\n"
+        "  \"provenance\": {\n    \"generated_by\": \"nicoll-tune calibrate\",\n    \"date\": %s,\n"
+        "    \"machine\": %s,\n"
+        "    \"measured\": {\"one_way_latency_us\": %.3f, \"t0_us\": %.3f, \"r_inf_mbs\": %.1f, "
+        "\"n_half_bytes\": %.0f, \"per_packet_us\": %.4f},\n"
+        "    \"sources\": {\"link_bw\": \"r_inf\", \"ts, tr\": \"assumption: (t0 - per-packet) / 2 "
+        "each\", "
+        "\"tns, tnr\": \"assumption: per-packet / 2 each\", \"mtu\": \"the component's auto packet "
+        "size\", "
+        "\"topology\": \"assumption: one node, every process a port of one crossbar\"}\n  }\n}\n",
+        r_inf, th, th, tn, tn, quote(now_utc()).c_str(), quote(machine()).c_str(), latency, t0,
+        r_inf, n_half, per_packet);
     return write_out(*o, buf, "calibrate") ? 0 : 1;
 }
 

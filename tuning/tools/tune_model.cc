@@ -17,7 +17,8 @@ namespace {
 
 // A preset name (nicsim presets) or a preset file written by calibrate:
 // {"nicoll_preset": 1, "base": NAME, "values": {PARAM: "VALUE", ...}, "provenance": {...}}.
-std::optional<nicsim::sim::Model> load_model(const std::string& what, std::string* name, std::string* why) {
+std::optional<nicsim::sim::Model> load_model(const std::string& what, std::string* name,
+                                             std::string* why) {
     if (const auto* p = nicsim::sim::find_preset(what)) {
         *name = what;
         return nicsim::sim::preset_model(*p);
@@ -32,13 +33,15 @@ std::optional<nicsim::sim::Model> load_model(const std::string& what, std::strin
     tuning::JsonError e;
     auto doc = tuning::parse_json(text.str(), &e);
     if (!doc) {
-        *why = what + ":" + std::to_string(e.at.line) + ":" + std::to_string(e.at.column) + ": " + e.reason;
+        *why = what + ":" + std::to_string(e.at.line) + ":" + std::to_string(e.at.column) + ": " +
+               e.reason;
         return std::nullopt;
     }
     const tuning::JsonValue* base = doc->find("base");
     const tuning::JsonValue* values = doc->find("values");
-    if (doc->find("nicoll_preset") == nullptr || base == nullptr || base->type != tuning::JsonValue::Type::String ||
-        values == nullptr || values->type != tuning::JsonValue::Type::Object) {
+    if (doc->find("nicoll_preset") == nullptr || base == nullptr ||
+        base->type != tuning::JsonValue::Type::String || values == nullptr ||
+        values->type != tuning::JsonValue::Type::Object) {
         *why = what + ": not a preset file (nicoll_preset, base and values expected)";
         return std::nullopt;
     }
@@ -52,8 +55,8 @@ std::optional<nicsim::sim::Model> load_model(const std::string& what, std::strin
         const auto& [k, v] = values->members[i];
         std::string w;
         if (!nicsim::sim::set_model_param(m, k, v.text, &w)) {
-            *why = what + ":" + std::to_string(values->key_at[i].line) + ":" + std::to_string(values->key_at[i].column) +
-                   ": values." + k + ": " + w;
+            *why = what + ":" + std::to_string(values->key_at[i].line) + ":" +
+                   std::to_string(values->key_at[i].column) + ": values." + k + ": " + w;
             return std::nullopt;
         }
     }
@@ -71,9 +74,11 @@ int ceil_log2(std::uint64_t n) {
 
 int cmd_generate_model(const Args& args) {
     std::string why;
-    auto o = parse_options(args, {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms", "--out"}, {}, &why);
+    auto o = parse_options(
+        args, {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms", "--out"}, {}, &why);
     if (!o) return usage_error("generate", why);
-    if (!o->has("--comm-sizes") || !o->has("--sizes")) return usage_error("generate", "--model needs --comm-sizes and --sizes");
+    if (!o->has("--comm-sizes") || !o->has("--sizes"))
+        return usage_error("generate", "--model needs --comm-sizes and --sizes");
     std::string name;
     auto model = load_model(o->text("--model"), &name, &why);
     if (!model) return usage_error("generate", why);
@@ -84,10 +89,13 @@ int cmd_generate_model(const Args& args) {
     std::vector<tuning::Section> colls;
     {
         std::string list = o->text("--colls", "bcast,allgather,barrier") + ",";
-        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos; pos = comma + 1) {
+        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
+             pos = comma + 1) {
             auto s = tuning::find_section(list.substr(pos, comma - pos));
-            if (!s || (*s != tuning::Section::Bcast && *s != tuning::Section::Allgather && *s != tuning::Section::Barrier)) {
-                return usage_error("generate", "--colls: \"" + list.substr(pos, comma - pos) + "\" (bcast, allgather, barrier)");
+            if (!s || (*s != tuning::Section::Bcast && *s != tuning::Section::Allgather &&
+                       *s != tuning::Section::Barrier)) {
+                return usage_error("generate", "--colls: \"" + list.substr(pos, comma - pos) +
+                                                   "\" (bcast, allgather, barrier)");
             }
             colls.push_back(*s);
         }
@@ -97,17 +105,21 @@ int cmd_generate_model(const Args& args) {
     std::vector<std::string> only;
     if (o->has("--algorithms")) {
         std::string list = o->text("--algorithms") + ",";
-        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos; pos = comma + 1) {
+        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
+             pos = comma + 1) {
             const std::string a = list.substr(pos, comma - pos);
-            if (a != "kbinomial" && a != "binomial" && a != "binary" && a != "chain" && a != "rd" && a != "ab" &&
-                a != "dissemination" && a != "recursive_doubling") {
+            if (a != "kbinomial" && a != "binomial" && a != "binary" && a != "chain" && a != "rd" &&
+                a != "ab" && a != "dissemination" && a != "recursive_doubling") {
                 return usage_error("generate", "--algorithms: \"" + a +
-                                                   "\" (kbinomial, binomial, binary, chain, rd, ab, dissemination, recursive_doubling)");
+                                                   "\" (kbinomial, binomial, binary, chain, rd, "
+                                                   "ab, dissemination, recursive_doubling)");
             }
             only.push_back(a);
         }
     }
-    auto wanted = [&](std::string_view a) { return only.empty() || std::find(only.begin(), only.end(), a) != only.end(); };
+    auto wanted = [&](std::string_view a) {
+        return only.empty() || std::find(only.begin(), only.end(), a) != only.end();
+    };
 
     std::vector<Grid> grids;
     for (tuning::Section s : colls) {
@@ -168,9 +180,12 @@ int cmd_generate_model(const Args& args) {
                     }
                 }
                 if (best.algorithm.empty()) {
-                    std::fprintf(stderr, "nicoll-tune generate: %s, %llu nodes, %llu bytes: no algorithm ran: %s\n",
-                                 std::string(tuning::section_name(s)).c_str(), static_cast<unsigned long long>(n),
-                                 static_cast<unsigned long long>(bytes), w.c_str());
+                    std::fprintf(
+                        stderr,
+                        "nicoll-tune generate: %s, %llu nodes, %llu bytes: no algorithm ran: %s\n",
+                        std::string(tuning::section_name(s)).c_str(),
+                        static_cast<unsigned long long>(n), static_cast<unsigned long long>(bytes),
+                        w.c_str());
                     return 1;
                 }
                 row.push_back(best);
@@ -181,25 +196,33 @@ int cmd_generate_model(const Args& args) {
     }
 
     std::vector<std::string> provenance;
-    provenance.push_back("\"generated_by\": " + quote("nicoll-tune generate --model " + name + " --comm-sizes " +
-                                                      o->text("--comm-sizes") + " --sizes " + o->text("--sizes") +
-                                                      (o->has("--colls") ? " --colls " + o->text("--colls") : "") +
-                                                      (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "")));
-    provenance.push_back("\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per algorithm "
-                         "and k per cell, the lowest latency kept; nodes = communicator size; packet sizes left auto "
-                         "(the model cuts messages at its mtu)\"");
+    provenance.push_back(
+        "\"generated_by\": " +
+        quote("nicoll-tune generate --model " + name + " --comm-sizes " + o->text("--comm-sizes") +
+              " --sizes " + o->text("--sizes") +
+              (o->has("--colls") ? " --colls " + o->text("--colls") : "") +
+              (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "")));
+    provenance.push_back(
+        "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
+        "algorithm "
+        "and k per cell, the lowest latency kept; nodes = communicator size; packet sizes left "
+        "auto "
+        "(the model cuts messages at its mtu)\"");
     std::string params = "\"model\": {";
     bool first = true;
     for (const auto& p : nicsim::sim::model_params()) {
         if (p.name == "nodes") continue;
-        params += std::string(first ? "" : ", ") + quote(p.name) + ": " + quote(nicsim::sim::model_param_value(*model, p));
+        params += std::string(first ? "" : ", ") + quote(p.name) + ": " +
+                  quote(nicsim::sim::model_param_value(*model, p));
         first = false;
     }
     provenance.push_back(params + "}");
     const std::string text = write_table(grids, provenance);
     tuning::LoadResult check = tuning::load_table(text, "generated table");
     if (!check.table) {
-        std::fprintf(stderr, "nicoll-tune generate: internal error, the generated table is invalid: %s\n", check.errors.front().c_str());
+        std::fprintf(stderr,
+                     "nicoll-tune generate: internal error, the generated table is invalid: %s\n",
+                     check.errors.front().c_str());
         return 1;
     }
     if (!o->has("--out") || o->text("--out") == "-") {

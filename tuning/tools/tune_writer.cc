@@ -30,7 +30,9 @@ std::string size_json(std::uint64_t v) {
     return f.back() >= '0' && f.back() <= '9' ? f : "\"" + f + "\"";
 }
 
-std::string range_json(std::uint64_t lo, std::uint64_t hi) { return "[" + size_json(lo) + ", " + size_json(hi) + "]"; }
+std::string range_json(std::uint64_t lo, std::uint64_t hi) {
+    return "[" + size_json(lo) + ", " + size_json(hi) + "]";
+}
 
 struct Cell {
     std::uint64_t lo, hi;
@@ -42,7 +44,8 @@ struct Cell {
 std::vector<std::uint64_t> starts(const std::vector<std::uint64_t>& sizes) {
     std::vector<std::uint64_t> out{0};
     for (std::size_t j = 1; j < sizes.size(); ++j) {
-        auto mid = static_cast<std::uint64_t>(std::llround(std::sqrt(static_cast<double>(sizes[j - 1]) * static_cast<double>(sizes[j]))));
+        auto mid = static_cast<std::uint64_t>(std::llround(
+            std::sqrt(static_cast<double>(sizes[j - 1]) * static_cast<double>(sizes[j]))));
         if (mid <= sizes[j - 1]) mid = sizes[j - 1] + 1;
         if (mid > sizes[j]) mid = sizes[j];
         out.push_back(mid);
@@ -52,7 +55,8 @@ std::vector<std::uint64_t> starts(const std::vector<std::uint64_t>& sizes) {
 
 }  // namespace
 
-std::string write_table(const std::vector<Grid>& grids, const std::vector<std::string>& provenance) {
+std::string write_table(const std::vector<Grid>& grids,
+                        const std::vector<std::string>& provenance) {
     std::string out = "{\n  \"version\": 1,\n  \"provenance\": {\n";
     for (std::size_t i = 0; i < provenance.size(); ++i) {
         out += "    " + provenance[i] + (i + 1 < provenance.size() ? ",\n" : "\n");
@@ -60,9 +64,12 @@ std::string write_table(const std::vector<Grid>& grids, const std::vector<std::s
     out += "  },\n";
     // Neither generator varies the packet size or the credits: say so, rather than leave the
     // section to the embedded default.
-    out += "  \"transport\": [\n    {\"comm_size\": [2, \"inf\"], \"packet_size\": \"auto\", \"credits\": \"auto\"}\n  ]";
+    out +=
+        "  \"transport\": [\n    {\"comm_size\": [2, \"inf\"], \"packet_size\": \"auto\", "
+        "\"credits\": \"auto\"}\n  ]";
     for (const Grid& g : grids) {
-        const bool barrier = g.section == tuning::Section::Barrier || g.section == tuning::Section::Ibarrier;
+        const bool barrier =
+            g.section == tuning::Section::Barrier || g.section == tuning::Section::Ibarrier;
         const std::vector<std::uint64_t> sizes = barrier ? std::vector<std::uint64_t>{0} : g.sizes;
         const std::vector<std::uint64_t> from = starts(sizes);
         // Each communicator-size row merged along the sizes, then equal rows merged.
