@@ -233,7 +233,8 @@ typedef struct nicoll_decision {
  * rank 0 of MPI_COMM_WORLD, and the embedded default is used. */
 void nicoll_tuning_open(void);
 void nicoll_tuning_close(void);
-void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d);
+void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes,
+                   nicoll_decision_t *d);
 /* The tuning table's transport rule for a communicator size: packet size and credits, 0: auto. */
 void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits);
 

@@ -56,7 +56,8 @@ void nicoll_tuning_close(void)
 static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes,
                 nicoll_tuning_decision_t *d, const char **from)
 {
-    const nicoll_tuning_t *t = NULL != NICOLL_C->tuning ? NICOLL_C->tuning : nicoll_tuning_embedded();
+    const nicoll_tuning_t *t =
+        NULL != NICOLL_C->tuning ? NICOLL_C->tuning : nicoll_tuning_embedded();
     if (nicoll_tuning_decide(t, section, comm_size, bytes, 0, 0, d)) {
         *from = nicoll_tuning_name(t);
         return 1;

@@ -49,8 +49,9 @@ const char *nicoll_tuning_provenance(const nicoll_tuning_t *table);
 /* The decision of the first rule matching (section, comm_size, bytes, nodes, ppn); nodes and ppn
  * 0 when unknown. Returns 1 with *decision set, or 0 when the table has no rules for the section
  * (then the caller asks the next table). */
-int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t section, int comm_size,
-                         size_t bytes, int nodes, int ppn, nicoll_tuning_decision_t *decision);
+int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t section,
+                         int comm_size, size_t bytes, int nodes, int ppn,
+                         nicoll_tuning_decision_t *decision);
 
 #ifdef __cplusplus
 }
