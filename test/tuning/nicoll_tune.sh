@@ -86,4 +86,9 @@ check "generate --model kesavan97 reproduces Theorem 3's optimal k at m = 1 (k =
     sh -c '"$1" show --file "$2" --coll bcast --comm-size 64 --bytes 64 | grep -q "^  k            6 "' _ "$tune" "$dir/k.json"
 check "generate --model kesavan97 picks Theorem 3's optimal k in at least 55 of 64 packet counts (got $same)" \
     [ "$same" -ge 55 ]
+# The man page documents every option --help names.
+for option in $("$tune" --help | grep -o -- "--[a-z][a-z-]*" | sort -u); do
+    check "man nicoll-tune documents $option" grep -q -- "$(printf '%s' "$option" | sed 's/^--/\\\\-\\\\-/')" \
+        "$top_srcdir/man/nicoll-tune.1"
+done
 tap_done
