@@ -51,6 +51,9 @@ typedef enum nicoll_coll {
     NICOLL_COLLS
 } nicoll_coll_t;
 
+/* The most algorithms an engine table has (nicsim_algorithm_count). */
+#define NICOLL_MAX_ALGORITHMS 8
+
 /* Counters exported as MPI_T performance variables (coll_nicoll_<name>) and printed at
  * MPI_Finalize with coll_nicoll_stats. */
 typedef struct nicoll_coll_stats {
@@ -65,6 +68,9 @@ typedef struct nicoll_stats {
     unsigned long long packets_received;  /* engine packets taken from the PML */
     unsigned long long packets_forwarded; /* broadcast packets passed on as they arrived */
     unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
+    /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
+     * algorithm index: which algorithm the tuning decisions made run */
+    unsigned long long algorithm[3][NICOLL_MAX_ALGORITHMS];
 } nicoll_stats_t;
 
 /* "auto" in an algorithm or number variable: the engine's model-based choice. */

@@ -201,6 +201,18 @@ static void register_pvars(const mca_base_component_t *c)
                   &s->packets_forwarded);
     register_pvar(c, "credit_stalls", "engine packets that waited for a flow-control credit",
                   &s->credit_stalls);
+    /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
+    static const char *const tables[3] = {"barrier", "bcast", "allgather"};
+    for (int t = 0; t < 3; ++t) {
+        for (int a = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {
+            char name[64], help[160];
+            snprintf(name, sizeof(name), "%s_%s_calls", tables[t], nicsim_algorithm_name(t, a));
+            snprintf(help, sizeof(help),
+                     "MPI_%s and its nonblocking form: calls this process posted with %s (the "
+                     "tuning decision)", tables[t], nicsim_algorithm_name(t, a));
+            register_pvar(c, name, help, &s->algorithm[t][a]);
+        }
+    }
 }
 
 static int nicoll_register(void)
@@ -309,6 +321,17 @@ static void print_stats(void)
     opal_output(0, "nicoll: stats rank %u packets: sent %llu received %llu forwarded %llu "
                 "credit stalls %llu", rank, s->packets_sent, s->packets_received,
                 s->packets_forwarded, s->credit_stalls);
+    for (int t = 0; t < 3; ++t) {
+        char line[256] = "";
+        for (int a = 0, used = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {
+            used += snprintf(line + used, sizeof(line) - used, " %s %llu",
+                             nicsim_algorithm_name(t, a), s->algorithm[t][a]);
+        }
+        opal_output(0, "nicoll: stats rank %u %s algorithms:%s", rank,
+                    NICSIM_COLL_BARRIER == t ? "barrier" : NICSIM_COLL_BCAST == t ? "bcast"
+                                                                                  : "allgather",
+                    line);
+    }
 }
 
 static int nicoll_close(void)

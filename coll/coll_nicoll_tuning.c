@@ -107,11 +107,13 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
                    : is_allgather && bytes * (size_t) size > d->packet_size
                        ? NICOLL_C->allgather_ab
                        : 0;
+    const nicsim_collective_t table = is_bcast       ? NICSIM_COLL_BCAST
+                                      : is_allgather ? NICSIM_COLL_ALLGATHER
+                                                     : NICSIM_COLL_BARRIER;
+    if (d->algorithm >= 0 && d->algorithm < NICOLL_MAX_ALGORITHMS) {
+        ++NICOLL_C->stats.algorithm[table][d->algorithm];
+    }
     if (NICOLL_C->verbose >= 20) {
-        const nicsim_collective_t table = is_bcast ? NICSIM_COLL_BCAST
-                                          : NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll
-                                              ? NICSIM_COLL_ALLGATHER
-                                              : NICSIM_COLL_BARRIER;
         char k[16] = "auto";
         if (0 != d->k) {
             snprintf(k, sizeof(k), "%d", d->k);

@@ -15,24 +15,37 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 log=$dir/log
 
-# A table forcing ALGORITHM for collective C (and nothing else: the other sections are the
-# embedded default's).
-forcing() { # C ALGORITHM FILE
-    case $1 in
-        *barrier) printf '{"version": 1, "%s": [{"comm_size": [2, "inf"], "algorithm": "%s"}]}\n' "$1" "$2" >"$3" ;;
-        *) printf '{"version": 1, "%s": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "%s"}]}\n' \
-               "$1" "$2" >"$3" ;;
-    esac
+# A table forcing ALGORITHM for the collectives C... (and nothing else: the other sections are
+# the embedded default's).
+forcing() { # ALGORITHM FILE C...
+    algorithm=$1 file=$2
+    shift 2
+    sections=
+    for c in "$@"; do
+        case $c in
+            *barrier) bytes= ;;
+            *) bytes='"bytes": [0, "inf"], ' ;;
+        esac
+        sections="$sections, \"$c\": [{\"comm_size\": [2, \"inf\"], $bytes\"algorithm\": \"$algorithm\"}]"
+    done
+    printf '{"version": 1%s}\n' "$sections" >"$file"
 }
 
 # ran_only C ALGORITHM: every verbose decision line for C names ALGORITHM, and there is one.
 ran_only() {
+    # (ranks' lines may interleave in mpirun's output: only whole decisions are counted)
     n=$(grep -c "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm $2 " "$log")
-    all=$(grep -c "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm " "$log")
+    all=$(grep -o "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm [a-z_]* " "$log" | grep -c .)
     calls=$(sed -n 's/^# run by nicoll: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' "$log")
-    echo "# $1 $2: $n of $all decisions, run by nicoll (rank 0): ${calls:-none}"
+    # coll_nicoll_stats 1: the calls rank 0 posted with each algorithm of the collective's table
+    table=${1#i}
+    counters=$(sed -n "s/.*nicoll: stats rank 0 $table algorithms://p" "$log")
+    others=$(printf '%s\n' "$counters" | awk -v a="$2" '{ for (i = 1; i < NF; i += 2) if ($i != a) n += $(i + 1) } END { print n + 0 }')
+    mine=$(printf '%s\n' "$counters" | awk -v a="$2" '{ for (i = 1; i < NF; i += 2) if ($i == a) print $(i + 1) }')
+    echo "# $1 $2: $n of $all decisions, run by nicoll (rank 0): ${calls:-none}; counters:$counters"
     # nicoll-bench's own bcasts (of its parameters) count too: at least every benchmarked call
-    [ "$n" -gt 0 ] && [ "$n" -eq "$all" ] && [ -n "$calls" ] && [ "${calls% *}" -ge "${calls#* }" ]
+    [ "$n" -gt 0 ] && [ "$n" -eq "$all" ] && [ -n "$calls" ] && [ "${calls% *}" -ge "${calls#* }" ] &&
+        [ "${mine:-0}" -gt 0 ] && [ "$others" -eq 0 ]
 }
 
 # 1. A broken file (an unknown algorithm): one warning, correct results.
@@ -57,29 +70,31 @@ for case in bcast:binomial bcast:binary bcast:chain bcast:kbinomial allgather:rd
             barrier:dissemination barrier:recursive_doubling ibcast:chain iallgather:ab \
             ibarrier:recursive_doubling; do
     coll=${case%%:*} algorithm=${case#*:}
-    forcing "$coll" "$algorithm" "$dir/force.json"
-    mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+    # a nonblocking collective's blocking form too, which nicoll-bench itself calls (bcast)
+    forcing "$algorithm" "$dir/force.json" "$coll" $([ "$coll" = "${coll#i}" ] || echo "${coll#i}")
+    mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 --mca coll_nicoll_stats 1 \
         --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" "$coll" --sizes 1,4096,200000 \
         -i 3 -x 1 >"$log" 2>&1
-    check "file forcing $coll $algorithm: every $coll call ran $algorithm" ran_only "$coll" "$algorithm"
+    check "file forcing $coll $algorithm: every $coll call ran $algorithm (verbose and counters)" \
+        ran_only "$coll" "$algorithm"
 done
 
 # 3. The MCA variable overrides the file; verbose 10 names the file loaded.
-forcing bcast chain "$dir/force.json"
-mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+forcing chain "$dir/force.json" bcast
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 --mca coll_nicoll_stats 1 \
     --mca coll_nicoll_tuning_file "$dir/force.json" --mca coll_nicoll_bcast_algorithm binary \
     "$bench" bcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
 check "coll_nicoll_bcast_algorithm=binary overrides a file forcing chain" ran_only bcast binary
 check "verbose 10 names the tuning file loaded, on every rank" \
     [ "$(grep -c "nicoll: tuning file $dir/force.json loaded" "$log")" -eq 3 ]
 # The nonblocking form borrows the blocking form's rules.
-mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 --mca coll_nicoll_stats 1 \
     --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" ibcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
 check "ibcast without a section of its own follows bcast's rules (chain)" ran_only ibcast chain
 
 # A rule saying auto: kbinomial for bcast; for allgather rd while the result fits in one packet
 # (3 x 100 bytes), ab beyond (3 x 100000 bytes, packets of 65536).
-forcing allgather auto "$dir/force.json"
+forcing auto "$dir/force.json" allgather
 mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 \
     --mca coll_nicoll_tuning_file "$dir/force.json" "$bench" allgather --sizes 100,100000 -i 3 -x 1 >"$log" 2>&1
 auto_allgather() {
