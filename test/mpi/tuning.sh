@@ -111,7 +111,7 @@ tune=$top_builddir/tuning/nicoll-tune
     --mpirun-args "--mca btl self,vader --mca btl_vader_single_copy_mechanism none" >"$log" 2>&1
 sed 's/^/# /' "$log"
 check "calibrate measures t0, r_inf, n_1/2 and the per-packet overhead" \
-    grep -q '"measured": {"one_way_latency_us": [0-9.]*, "t0_us": [-0-9.]*, "r_inf_mbs": [0-9.]*, "n_half_bytes": [-0-9]*, "per_packet_us": [0-9.]*}' \
+    grep -q '"measured": {"one_way_latency_us": [0-9.]*, "t0_us": [-0-9.]*, "r_inf_mbs": [0-9.]*, "n_half_bytes": [-0-9]*, "per_packet_us": [0-9.]*, "forward_per_packet_us": [0-9.]*}' \
     "$dir/machine.json"
 "$tune" generate --model "$dir/machine.json" --comm-sizes 4,256 --sizes 8,1M --out "$dir/t.json" 2>"$log"
 check "generate --model takes calibrate's preset and writes a valid file" \
