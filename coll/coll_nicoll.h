@@ -64,8 +64,8 @@ typedef struct nicoll_coll_stats {
 
 typedef struct nicoll_stats {
     nicoll_coll_stats_t coll[NICOLL_COLLS];
-    unsigned long long packets_sent;      /* engine packets handed to the PML */
-    unsigned long long packets_received;  /* engine packets taken from the PML */
+    unsigned long long packets_sent;      /* engine packets handed to the transport */
+    unsigned long long packets_received;  /* engine packets taken from the transport */
     unsigned long long packets_forwarded; /* broadcast packets passed on as they arrived */
     unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
     /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
@@ -89,6 +89,7 @@ typedef struct nicoll_component {
     char *barrier_algorithm_name;
     char *packet_size_name;
     char *credits_name;
+    char *transport_name;
     char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
 
     /* derived from them: an engine table index, a number, or NICOLL_AUTO */
@@ -98,6 +99,7 @@ typedef struct nicoll_component {
     int barrier_algorithm;
     long packet_size;
     int credits;
+    int transport; /* NICOLL_TRANSPORT_*, or NICOLL_AUTO */
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
     int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
 
@@ -109,7 +111,26 @@ typedef struct nicoll_component {
 
 OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 
-/* The engine group of one communicator and the PML transport under it. */
+/* coll_nicoll_transport: which fabric carries a communicator's packets. */
+#define NICOLL_TRANSPORT_PML 0 /* Open MPI's point-to-point layer */
+#define NICOLL_TRANSPORT_SHM 1 /* shared memory, when every rank is on one node */
+
+/* The shared-memory transport (coll_nicoll_shm.c). */
+typedef struct nicoll_shm nicoll_shm_t;
+struct nicoll_module;
+/* Collective over the module's communicator, at its first nicoll collective: the transport, or
+ * NULL when the PML is to be used (on every rank alike). */
+nicoll_shm_t *nicoll_shm_setup(struct nicoll_module *m);
+void nicoll_shm_fini(nicoll_shm_t *s);
+nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, const void *payload,
+                                size_t payload_bytes);
+/* Hands every packet that arrived to the engine; sets *arrived when there was one. */
+nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *arrived);
+/* Whether every peer has read the payloads it reads from this rank's memory. */
+bool nicoll_shm_sent(nicoll_shm_t *s);
+
+/* The engine group of one communicator and the transport under it: shared memory when `shm` is
+ * set, else the PML. */
 typedef struct nicoll_transport {
     struct ompi_communicator_t *comm;
     nicsim_group_t *group;
@@ -136,6 +157,7 @@ typedef struct nicoll_transport {
     void *payload_copy;    /* memory of our own when the engine had no place for it */
     size_t payload_bytes;
     nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
+    nicoll_shm_t *shm;         /* packets through shared memory (the fields above are unused) */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -271,8 +293,13 @@ int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim
 
 extern const char *const nicoll_coll_names[NICOLL_COLLS];
 
-#define NICOLL_VERBOSE(level, ...) \
-    opal_output_verbose((level), mca_coll_nicoll_component.output, "nicoll: " __VA_ARGS__)
+#define NICOLL_VERBOSE(level, ...)                                                            \
+    do {                                                                                      \
+        if (mca_coll_nicoll_component.verbose >= (level)) {                                   \
+            opal_output_verbose((level), mca_coll_nicoll_component.output,                    \
+                                "nicoll: " __VA_ARGS__);                                      \
+        }                                                                                     \
+    } while (0)
 
 END_C_DECLS
 

@@ -46,12 +46,16 @@ nicoll_component_t mca_coll_nicoll_component = {
 #define NICOLL_AUTO_RECV_SLOTS 256
 #define NICOLL_MAX_PACKET_SIZE (1L << 26)
 
-/* What a string variable may hold: an engine algorithm table, or a number in a range, or
- * "auto" for either. */
+/* What a string variable may hold: an engine algorithm table, a number in a range, or one of a
+ * list of names (its index is the value); and "auto" for any. */
 typedef struct nicoll_choice {
-    int table; /* a nicsim_collective_t, or -1 for a number */
+    int table; /* a nicsim_collective_t, or -1 for a number or a name */
     long min, max;
+    const char *const *names; /* NULL-terminated, or NULL for a number */
 } nicoll_choice_t;
+
+/* coll_nicoll_transport's values, indexed by NICOLL_TRANSPORT_*. */
+static const char *const transport_names[] = {"pml", "shm", NULL};
 
 /* Every MCA variable of the component, declared once: name, type, default, level, help, where its
  * value lives, and (string variables) what it may hold and where its parsed value goes. */
@@ -73,42 +77,48 @@ static nicoll_param_t nicoll_params[] = {
     {"priority", MCA_BASE_VAR_TYPE_INT, 40, NULL, OPAL_INFO_LVL_6,
      "Priority of the nicoll coll component; the highest-priority component that provides a "
      "collective runs it (tuned is 30, basic 10). A negative value disables nicoll.",
-     &NICOLL_C->priority, {0, 0, 0}, NULL},
+     &NICOLL_C->priority, {0, 0, 0, NULL}, NULL},
     {"verbose", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_9,
      "Verbosity of nicoll's output: 0 errors only, 10 why each communicator is taken or "
      "declined and with what settings, 20 every collective.",
-     &NICOLL_C->verbose, {0, 0, 0}, NULL},
+     &NICOLL_C->verbose, {0, 0, 0, NULL}, NULL},
     {"stats", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_4,
      "Print nicoll's counters at MPI_Finalize, one line per collective: 0 no, 1 rank 0 of "
      "MPI_COMM_WORLD, 2 every rank.",
-     &NICOLL_C->stats_level, {0, 0, 0}, NULL},
+     &NICOLL_C->stats_level, {0, 0, 0, NULL}, NULL},
     {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
-     &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0}, &NICOLL_C->bcast_algorithm},
+     &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0, NULL}, &NICOLL_C->bcast_algorithm},
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
      "with the fewest steps for the message's packets (seed 002, Theorem 3).",
-     &NICOLL_C->bcast_k_name, {-1, 1, 64}, &NICOLL_C->bcast_k},
+     &NICOLL_C->bcast_k_name, {-1, 1, 64, NULL}, &NICOLL_C->bcast_k},
     {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
-     &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0},
+     &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0, NULL},
      &NICOLL_C->allgather_algorithm},
     {"barrier_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
-     &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0},
+     &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0, NULL},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Payload bytes per engine packet, 1..67108864, or auto (65536; 1048576 on communicators "
      "of two ranks, where no rank forwards). Must be the same on every rank.",
-     &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE}, &NICOLL_C->packet_size},
+     &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits, "
      "1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
      "about 256 receive buffers). Must be the same on every rank.",
-     &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX}, &NICOLL_C->credits},
+     &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX, NULL}, &NICOLL_C->credits},
+    {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "What carries the engine's packets: pml (Open MPI's point-to-point layer), shm (rings in "
+     "shared memory, payloads read with process_vm_readv; only when every rank of the "
+     "communicator is on one node and the kernel allows it, else pml), or auto (shm where "
+     "it can, else pml). Must be the same on every rank.",
+     &NICOLL_C->transport_name, {-1, 0, 0, transport_names}, &NICOLL_C->transport},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
      "communicator size and message size, the algorithm and its parameters. Empty: the embedded "
      "default table. The MCA variables above override it where they are not auto; a file with "
      "an error gets one warning and the embedded default is used.",
-     &NICOLL_C->tuning_file, {0, 0, 0}, NULL},
+     &NICOLL_C->tuning_file, {0, 0, 0, NULL}, NULL},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -140,6 +150,18 @@ static void parse(const nicoll_param_t *p)
             v = nicsim_algorithm_find(p->choice.table, value);
             ok = v >= 0;
             algorithm_names(p->choice.table, valid, sizeof(valid));
+        } else if (NULL != p->choice.names) {
+            valid[0] = '\0';
+            ok = false;
+            for (int i = 0; NULL != p->choice.names[i]; ++i) {
+                size_t used = strlen(valid);
+                snprintf(valid + used, sizeof(valid) - used, "%s%s", i ? ", " : "",
+                         p->choice.names[i]);
+                if (0 == strcmp(value, p->choice.names[i])) {
+                    v = i;
+                    ok = true;
+                }
+            }
         } else {
             char *end = NULL;
             v = strtol(value, &end, 10);

@@ -98,6 +98,9 @@ static nicsim_status_t send_payload(nicoll_transport_t *t, int dst, const void *
 
 bool nicoll_transport_sent(nicoll_transport_t *t)
 {
+    if (NULL != t->shm) {
+        return nicoll_shm_sent(t->shm);
+    }
     int kept = 0;
     for (int i = 0; i < t->payload_sends_used; ++i) {
         ompi_request_t **req = &t->payload_sends[i];
@@ -115,6 +118,11 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
                                    size_t payload_bytes)
 {
     nicoll_transport_t *t = context;
+    if (NULL != t->shm) {
+        nicsim_status_t s = nicoll_shm_send(t->shm, dst, header, payload, payload_bytes);
+        mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
+        return s;
+    }
     const bool apart = payload_bytes > t->inline_bytes;
     const size_t bytes = NICSIM_HEADER_BYTES + (apart ? 0 : payload_bytes);
     for (int slot = 0; slot < t->send_slots; ++slot) {
@@ -181,6 +189,13 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     /* Without a previous allgather (on every rank alike) the trees use rank order. */
     t->starting = true;
     int rc = NULL == m->previous_allgather ? OMPI_SUCCESS : nicoll_locality_order(m, order);
+    if (OMPI_SUCCESS == rc && NULL != (t->shm = nicoll_shm_setup(m))) {
+        free(t->buffers); /* the PML's slots are not needed */
+        free(t->recv);
+        free(t->send);
+        t->buffers = NULL;
+        t->recv = t->send = NULL;
+    }
     t->starting = false;
     nicsim_transport_t ops = {.context = t, .send = send_packet};
     nicsim_group_config_t config = {.credits = t->credits,
@@ -202,10 +217,16 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
 
 void nicoll_transport_fini(nicoll_transport_t *t)
 {
-    /* Packets still queued in the engine belong to collectives this rank completed and their
-     * receivers wait for them: hand them over first. */
-    while (NULL != t->group && NICSIM_IN_PROGRESS == nicsim_group_progress(t->group)) {
-        opal_progress();
+    /* A collective completes only once its packets are handed over, so what the engine may
+     * still queue are credit returns. The PML takes them at once; a peer that no longer reads
+     * its ring needs them no more. */
+    if (NULL != t->shm) {
+        nicoll_shm_fini(t->shm);
+        t->shm = NULL;
+    } else {
+        while (NULL != t->group && NICSIM_IN_PROGRESS == nicsim_group_progress(t->group)) {
+            opal_progress();
+        }
     }
     /* Every packet addressed to us belongs to a collective this rank completed, so the posted
      * receives are idle: cancel them. Sends complete because their receivers needed them. */
@@ -277,6 +298,15 @@ static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *
 
 static nicsim_status_t poll(nicoll_transport_t *t)
 {
+    if (NULL != t->shm) {
+        bool arrived = false;
+        nicsim_status_t s = nicoll_shm_poll(t->shm, t->group, &arrived);
+        if (NICSIM_OK != s) {
+            return s;
+        }
+        s = nicsim_group_progress(t->group);
+        return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
+    }
     if (!t->receiving) {
         for (int i = 0; i < t->recv_slots; ++i) {
             if (NULL == t->recv[i] && NICSIM_OK != post_recv(t, i)) {

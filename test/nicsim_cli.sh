@@ -170,6 +170,30 @@ bad_input "bcast refuses hardware multicast over a gap" "--tree hardware" bcast 
 bad_input "bcast refuses a faulty root" "the source is faulty" bcast --preset quadrics-elan3 --faulty 2 --root 2
 bad_input "barrier refuses --faulty off the fattree" "--faulty" barrier --preset gm-lanai9 --faulty 2
 
+# Point to point (seed 004): nicsim pt2pt through FM and LFC, its output forms and bad input.
+check "pt2pt prints a row per size and t0, r-inf and n-half" \
+    sh -c 'out=$("$1" pt2pt --preset fm-sparc --packets 500 --round-trips 5 --sizes 16,256,2048) &&
+           printf "%s\n" "$out" | grep -q "^pt2pt: preset fm-sparc, layer fm (loop streamed, io hybrid, buffers on, flow on, interpret off)" &&
+           printf "%s\n" "$out" | grep -qE "^ +2048 +[0-9.]+ +[0-9.]+ +[0-9.]+$" &&
+           printf "%s\n" "$out" | grep -qE "^t0 [0-9.]+ us, r-inf [0-9.]+ MB/s .*n-half [0-9]+ bytes"' _ "$nicsim"
+check "pt2pt --json gives the fit and n-half = t0 x r-inf, for fm and lfc" \
+    sh -c 'for layer in fm lfc; do "$1" pt2pt --preset fm-sparc --layer $layer --packets 300 --round-trips 3 --json |
+           python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"command\"] == \"pt2pt\" and d[\"layer\"] == sys.argv[1] and len(d[\"points\"]) == 8
+assert d[\"t0_us\"] > 0 and d[\"r_inf_mbs\"] > 0 and abs(d[\"n_half\"] - d[\"t0_us\"] * d[\"r_inf_mbs\"]) < 1e-6 * d[\"n_half\"]
+" $layer || exit 1; done' _ "$nicsim"
+bad_input "pt2pt refuses an unknown layer" "--layer gm" pt2pt --preset fm-sparc --layer gm
+bad_input "pt2pt refuses an unknown io" "--io pci" pt2pt --preset fm-sparc --io pci
+bad_input "pt2pt refuses an unknown loop" "--loop fast" pt2pt --preset fm-sparc --loop fast
+bad_input "pt2pt refuses flow control without buffers" "--flow on" pt2pt --preset fm-sparc --buffers off --flow on
+bad_input "pt2pt refuses flow control without hosts" "needs hosts" pt2pt --preset fm-sparc --io none --flow on
+bad_input "pt2pt refuses FM options with lfc" "only with --layer fm" pt2pt --preset fm-sparc --layer lfc --io dma
+bad_input "pt2pt refuses a bad size" "'x'" pt2pt --preset fm-sparc --sizes 16,x
+bad_input "pt2pt refuses a single size" "two different sizes" pt2pt --preset fm-sparc --sizes 64
+bad_input "pt2pt lfc refuses sizes above the mtu" "mtu" pt2pt --preset fm-sparc --layer lfc --sizes 64,4096
+
 # Every option, parameter and preset the command declares appears in the man page.
 missing=""
 for cmd in $("$nicsim" --help | sed -n 's/^  \([a-z]*\) .*/\1/p'); do

@@ -13,6 +13,7 @@
 #include <memory>
 #include <new>
 
+#include "core/recycled.h"
 #include "nic/agent.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
@@ -38,9 +39,10 @@ struct nicsim_group {
     nicsim::nic::Agent agent;
 };
 
-struct nicsim_request {
+struct nicsim_request : nicsim::Recycled<nicsim_request> {
+    explicit nicsim_request(nicsim_group* g) : group(g) {}
     nicsim_group* group;
-    nicsim::Seq seq;
+    nicsim::Seq seq = 0;
 };
 
 namespace {
@@ -104,7 +106,7 @@ bool valid_algorithm(nicsim_collective_t coll, int algorithm) {
 template <typename Post>
 nicsim_status_t post_request(nicsim_group_t* group, nicsim_request_t** request, Post&& post) {
     return guarded([&] {
-        auto req = std::make_unique<nicsim_request>(nicsim_request{group, 0});
+        auto req = std::make_unique<nicsim_request>(group);
         const Status s = post(&req->seq);
         if (nicsim::failed(s)) {
             group->agent.release(req->seq);

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 
@@ -27,6 +28,7 @@ public:
     SmallVector(It first, It last) {
         assign(first, last);
     }
+    SmallVector(std::initializer_list<T> items) { assign(items.begin(), items.end()); }
     SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
     SmallVector(SmallVector&& other) noexcept { take(other); }
     SmallVector& operator=(const SmallVector& other) {
@@ -51,7 +53,13 @@ public:
     const T* end() const { return data() + size_; }
     T& operator[](std::size_t i) { return data()[i]; }
     const T& operator[](std::size_t i) const { return data()[i]; }
+    T& front() { return data()[0]; }
+    const T& front() const { return data()[0]; }
     T& back() { return data()[size_ - 1]; }
+
+    friend bool operator==(const SmallVector& a, const SmallVector& b) {
+        return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    }
 
     template <typename... Args>
     T& emplace_back(Args&&... args) {

@@ -121,7 +121,7 @@ Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
     slot.seq = s;
     slot.op = std::move(op);
     settle(s, slot, slot.op->start());
-    if (const auto early = early_.find(s); early != early_.end()) {
+    if (const auto early = early_.empty() ? early_.end() : early_.find(s); early != early_.end()) {
         // The host copies the early payloads out of the channel.
         std::vector<EarlyPacket> packets = std::move(early->second);
         early_.erase(early);

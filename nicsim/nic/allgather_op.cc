@@ -61,7 +61,6 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
       tx_(tx),
       stats_(stats),
       per_block_(plan::packet_count(std::array{plan::BlockRange{0, 1}}, block_bytes, mtu)) {
-    arrived_.reserve(schedule.size());
     for (const plan::AllgatherStep& step : schedule) {
         arrived_.emplace_back(step.recvs.empty() ? 0 : packets_in(step.recvs.front().blocks));
     }

@@ -130,12 +130,13 @@ private:
     std::span<std::byte> result_;
     TxQueue& tx_;
     CollectiveStats& stats_;
-    std::uint64_t per_block_;         // packets per block
-    std::vector<Arrivals> arrived_;   // [step] which packets of the step's receive are in
-    std::vector<Arrivals> asked_;     // hopping: [step] which of them this rank asked for since
-                                      // its last timeout
-    std::size_t step_ = 0;            // the first step whose receive is incomplete
-    bool step_sent_ = false;          // combining: whether step_'s sends are out
+    std::uint64_t per_block_;  // packets per block
+    // [step] which packets of the step's receive are in, and (hopping) which of them this rank
+    // asked for since its last timeout. Inline up to 4 steps: 16 ranks by recursive doubling.
+    SmallVector<Arrivals, 4> arrived_;
+    SmallVector<Arrivals, 4> asked_;
+    std::size_t step_ = 0;     // the first step whose receive is incomplete
+    bool step_sent_ = false;   // combining: whether step_'s sends are out
     // Combined packets whose pieces lie apart, gathered; kept as long as the op, like every
     // other payload it hands the fabric (Fabric::transmit). (A vector of vectors: the bytes of
     // each stay put when the outer one grows, and an op that gathers nothing allocates nothing.)

@@ -10,15 +10,18 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+
+#include "core/small_vector.h"
 
 namespace nicsim::nic {
 
 class Arrivals {
 public:
+    Arrivals() = default;  // expects nothing
     // Packets 0 .. expected - 1, none arrived yet.
-    explicit Arrivals(std::size_t expected)
-        : words_((expected + kWordBits - 1) / kWordBits, 0), expected_(expected) {}
+    explicit Arrivals(std::size_t expected) : expected_(expected) {
+        words_.resize((expected + kWordBits - 1) / kWordBits);
+    }
 
     // Records the arrival of packet i < expected(): true when it is new, false for a duplicate.
     bool record(std::size_t i) {
@@ -49,8 +52,8 @@ public:
 private:
     static constexpr std::size_t kWordBits = 32;
 
-    std::vector<std::uint32_t> words_;
-    std::size_t expected_;
+    SmallVector<std::uint32_t, 2> words_;  // 64 packets without an allocation
+    std::size_t expected_ = 0;
     std::size_t count_ = 0;
 };
 

@@ -1,7 +1,6 @@
 #include "nic/barrier_op.h"
 
 #include <algorithm>
-#include <bit>
 
 namespace nicsim::nic {
 
@@ -12,7 +11,9 @@ bool BarrierOp::runs(const plan::BarrierSchedule& schedule) {
 }
 
 BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx)
-    : seq_(seq), schedule_(schedule), tx_(tx), arrived_(schedule.size(), 0) {}
+    : seq_(seq), schedule_(schedule), tx_(tx) {
+    arrived_.resize(schedule.size());
+}
 
 Status BarrierOp::start() { return advance(); }
 
@@ -44,10 +45,10 @@ Status BarrierOp::advance() {
             }
             step_sent_ = true;
         }
-        if (static_cast<std::size_t>(std::popcount(arrived_[step_])) !=
-            schedule_[step_].recv_from.size()) {
-            return Status::in_progress;
-        }
+        const std::size_t senders = schedule_[step_].recv_from.size();  // at most 64
+        const std::uint64_t all = senders == 64 ? ~std::uint64_t{0}
+                                                : (std::uint64_t{1} << senders) - 1;
+        if (arrived_[step_] != all) return Status::in_progress;
         ++step_;
         step_sent_ = false;
     }

@@ -6,7 +6,7 @@
 // once per algorithm: a barrier only keeps which tokens arrived.
 #pragma once
 
-#include <vector>
+#include "core/small_vector.h"
 
 #include "nic/operation.h"
 #include "nic/tx_queue.h"
@@ -33,7 +33,8 @@ private:
     TxQueue& tx_;
     std::size_t step_ = 0;    // the step this rank is in
     bool step_sent_ = false;  // whether step_'s tokens are out
-    std::vector<std::uint64_t> arrived_;  // [step] bit i: token from schedule_[step].recv_from[i]
+    // [step] bit i: token from schedule_[step].recv_from[i]; inline for groups of up to 256 ranks
+    SmallVector<std::uint64_t, 8> arrived_;
 };
 
 }  // namespace nicsim::nic

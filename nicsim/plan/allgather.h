@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/small_vector.h"
 #include "core/status.h"
 
 namespace nicsim::plan {
@@ -124,7 +125,7 @@ struct ByteRange {
 // One packet's payload: pieces in the order they are sent, each a run of bytes of one or more
 // consecutive blocks, so that a NIC moves each piece with one DMA.
 struct Packet {
-    std::vector<ByteRange> pieces;
+    SmallVector<ByteRange, 2> pieces;  // most packets are one run, or two
 
     std::uint64_t payload() const;
 

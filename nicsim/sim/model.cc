@@ -32,6 +32,22 @@ const std::array kParams = {
     ModelParam{"send_buffers", "packets", "16", "NIC buffers the host fills with packets to send", &Model::send_buffers, 1, 1 << 20, ""},
     ModelParam{"host_buffers", "packets", "1024", "receive buffers each host keeps posted to its NIC", &Model::host_buffers, 1, 1 << 24, ""},
     ModelParam{"nack_timeout", "us", "1000", "a collective that hears nothing for this long asks its peers for the packets it misses (seed 001 §4.3.1)", &Model::nack_timeout, 1e-3, 1e9, ""},
+    ModelParam{"fm_host_send", "us", "2.56", "FM: host time per FM_send besides moving the packet (seed 004 §4.3)", &Model::fm_host_send, 0, 1e9, ""},
+    ModelParam{"fm_host_extract", "us", "1.0", "FM: host time per packet FM_extract takes from the host receive queue, empty handler included", &Model::fm_host_extract, 0, 1e9, ""},
+    ModelParam{"fm_host_buffer", "us", "0.1", "FM: host time per packet for queue bookkeeping, each side (seed 004 §4.4)", &Model::fm_host_buffer, 0, 1e9, ""},
+    ModelParam{"fm_host_flow", "us", "0.1", "FM: host time per packet for return-to-sender bookkeeping, each side (seed 004 §4.5)", &Model::fm_host_flow, 0, 1e9, ""},
+    ModelParam{"fm_sync", "us", "0.3", "FM: one host access to a word of LANai memory across the I/O bus", &Model::fm_sync, 0, 1e9, ""},
+    ModelParam{"fm_lanai_send", "us", "3.0", "FM: LCP time per packet sent besides its DMA setup", &Model::fm_lanai_send, 0, 1e9, ""},
+    ModelParam{"fm_lanai_recv", "us", "3.0", "FM: LCP time per packet received besides its DMA setup", &Model::fm_lanai_recv, 0, 1e9, ""},
+    ModelParam{"fm_lanai_dma", "us", "0.32", "FM: LCP time to set up one DMA (channel or host)", &Model::fm_lanai_dma, 0, 1e9, ""},
+    ModelParam{"fm_lanai_loop", "us", "0.7", "FM: one more pass of the LCP main loop: per packet with --loop baseline, per change between sending and receiving with streamed", &Model::fm_lanai_loop, 0, 1e9, ""},
+    ModelParam{"fm_lanai_buffer", "us", "0.28", "FM: LCP time per packet for queue bookkeeping", &Model::fm_lanai_buffer, 0, 1e9, ""},
+    ModelParam{"fm_lanai_switch", "us", "1.1", "FM: LCP time per packet received to interpret it (--interpret on)", &Model::fm_lanai_switch, 0, 1e9, ""},
+    ModelParam{"fm_sendq", "packets", "64", "FM: slots of the LANai send queue", &Model::fm_sendq, 1, 1 << 20, ""},
+    ModelParam{"fm_recvq", "packets", "256", "FM: slots of the host receive queue (DMA region)", &Model::fm_recvq, 1, 1 << 20, ""},
+    ModelParam{"fm_rejectq", "packets", "64", "FM: slots of the reject queue: packets a sender may have unacknowledged", &Model::fm_rejectq, 1, 1 << 20, ""},
+    ModelParam{"fm_ack_every", "packets", "16", "FM: a receiver sends an acknowledgement packet once this many from one sender are unacknowledged", &Model::fm_ack_every, 1, 1 << 20, ""},
+    ModelParam{"fm_ack_delay", "us", "20", "FM: a receiver that has taken no packet for this long acknowledges what it holds unacknowledged", &Model::fm_ack_delay, 0, 1e9, ""},
     ModelParam{"seed", "", "1", "seed of every random choice (irregular topology, random trees)", &Model::seed, 0, 1.8e19, ""},
 };
 
@@ -116,10 +132,52 @@ const std::array kQuadricsElan3 = {
     PresetValue{"tnr", "0.6", "calibrated: Elan3 per packet received, with tns (Fig. 8)"},
 };
 
+// Seed 004's pair of workstations. Costs the paper gives are taken as given (MB there is 2^20
+// bytes: 23.9 MB/s is 25.06 here); the per-packet software costs it does not give are either
+// calibrated on a row of Table 4 other than the full FM layer's, or assumed from the machine's
+// speed, as each value says. The full layer's row (t0 4.1 us, r-inf 21.4 MB/s, n-half 54) is
+// not used for any value.
+const std::array kFmSparc = {
+    PresetValue{"topology", "crossbar", "seed 004 §4.1: the hosts on one 8-port Myrinet switch"},
+    PresetValue{"nodes", "2", "seed 004 §4.1: a pair of workstations"},
+    PresetValue{"link_bw", "80", "seed 004 App. A: 12.5 ns per byte (76.3 MB/s of 2^20 bytes, §2)"},
+    PresetValue{"switch_latency", "0.55", "seed 004 App. A: t_switch = 550 ns"},
+    PresetValue{"mtu", "2048", "assumed: the largest size seed 004 measures is not given; every size pt2pt measures (16..2048) is one packet, as in §4.1"},
+    PresetValue{"header_bytes", "16", "assumed: Myrinet route and type, FM handler and length, CRC (seed 004 gives no size)"},
+    PresetValue{"host_send", "pio", "seed 004 §4.3: hybrid, the host writes packets into LANai memory"},
+    PresetValue{"pio_bw", "25.06", "seed 004 §2: processor-mediated SBus writes reach 23.9 MB/s (2^20)"},
+    PresetValue{"dma_bw", "41.94", "seed 004 §2: SBus burst DMA 40-54 MB/s (2^20); the low end, a LANai DMA of one packet"},
+    PresetValue{"copy_bw", "35.96", "seed 004 §2: SPARCstation 20 memory 80 MB/s reads, 60 MB/s writes (2^20); a copy reads and writes each byte"},
+    PresetValue{"ts", "2.56", "assumed: LFC's send overhead on this host as FM's (fm_host_send)"},
+    PresetValue{"tr", "1.0", "assumed: LFC's receive overhead on this host as FM's (fm_host_extract)"},
+    PresetValue{"tns", "3.32", "assumed: the LANai's send work as FM's (fm_lanai_send + fm_lanai_dma)"},
+    PresetValue{"tnr", "3.32", "assumed: the LANai's receive work as FM's (fm_lanai_recv + fm_lanai_dma)"},
+    PresetValue{"credits", "8", "seed 000 §5.1: LFC's 8 credits per sender"},
+    PresetValue{"low_water", "4", "assumed: half the window"},
+    PresetValue{"send_buffers", "64", "assumed: as FM's LANai send queue (fm_sendq)"},
+    PresetValue{"fm_host_send", "2.56", "calibrated: Table 4 row 3 (streamed + hybrid, no buffer management): t0 = 3.5 us"},
+    PresetValue{"fm_host_extract", "1.0", "assumed: about 50 cycles of a 50 MHz SuperSPARC (§2) to poll the queue and call an empty handler"},
+    PresetValue{"fm_host_buffer", "0.1", "assumed: a ring index update and bound check, about 5 cycles of a 50 MHz SuperSPARC (§2)"},
+    PresetValue{"fm_host_flow", "0.1", "assumed: reserving or counting a reject queue slot, about 5 cycles of a 50 MHz SuperSPARC (§2)"},
+    PresetValue{"fm_sync", "0.3", "seed 004 §2: reading a LANai status word takes about 15 processor cycles (50 MHz)"},
+    PresetValue{"fm_lanai_send", "3.0", "calibrated: Table 4 row 2 (streamed, LANai to LANai): t0 = 3.5 us"},
+    PresetValue{"fm_lanai_recv", "3.0", "assumed: as fm_lanai_send (Fig. 2: the receive loop mirrors the send loop)"},
+    PresetValue{"fm_lanai_dma", "0.32", "seed 004 App. A: DMA setup t_DMA = 8 cycles x 40 ns"},
+    PresetValue{"fm_lanai_loop", "0.7", "calibrated: Table 4 rows 1-2, baseline t0 4.2 us less streamed 3.5 us"},
+    PresetValue{"fm_lanai_buffer", "0.28", "assumed: two LANai instructions, one every 3-4 cycles of 40 ns (§2)"},
+    PresetValue{"fm_lanai_switch", "1.1", "assumed: a switch() (bound check, table load, indirect jump) of about 8 LANai instructions (§2)"},
+    PresetValue{"fm_sendq", "64", "assumed: 8 KB of the LANai's 128 KB (§4.4 Fig. 5) in 128-byte frames"},
+    PresetValue{"fm_recvq", "256", "assumed: 32 KB of pinned DMA region in 128-byte frames (seed 004 gives no size)"},
+    PresetValue{"fm_rejectq", "64", "assumed: as many as the LANai send queue (seed 004 gives no size)"},
+    PresetValue{"fm_ack_every", "16", "assumed: a quarter of the reject queue, so that a stream never waits for an acknowledgement"},
+    PresetValue{"fm_ack_delay", "20", "assumed: several packet times, so that only a pause flushes acknowledgements (seed 004 gives no rule)"},
+};
+
 const std::array kPresets = {
     Preset{"lfc-myrinet", "seed 000: LFC on 64 Pentium Pros, LANai 4.1 NIs, 33 MHz/32-bit PCI, Myrinet hypercube", kLfcMyrinet},
     Preset{"kesavan97", "seed 002 §5.2: 64 nodes on 16 eight-port switches, irregular, 64-byte packets", kKesavan97},
     Preset{"gm-lanai9", "seed 001 §6: 16 nodes, 1 GHz Pentium-III, LANai 9.1 at 133 MHz with 2 MB SRAM, Myrinet 2000, GM 2.0.3", kGmLanai9},
+    Preset{"fm-sparc", "seed 004 §2, §4, App. A: two SPARCstation 20s, Myrinet LANai 2.3 on the SBus, one 8-port switch", kFmSparc},
     Preset{"quadrics-elan3", "seed 003 §6: 32 nodes, 2 x 1.13 GHz Pentium-III, Elan3 QM-400 on 66 MHz/64-bit PCI, QsNet fat tree", kQuadricsElan3},
 };
 // clang-format on

@@ -40,6 +40,23 @@ struct Model {
     int send_buffers;
     int host_buffers;
     double nack_timeout;  // us
+    // Fast Messages 1.0 (seed 004; sim/fm_layer.h)
+    double fm_host_send;     // us
+    double fm_host_extract;  // us
+    double fm_host_buffer;   // us
+    double fm_host_flow;     // us
+    double fm_sync;          // us
+    double fm_lanai_send;    // us
+    double fm_lanai_recv;    // us
+    double fm_lanai_dma;     // us
+    double fm_lanai_loop;    // us
+    double fm_lanai_buffer;  // us
+    double fm_lanai_switch;  // us
+    int fm_sendq;            // packets
+    int fm_recvq;            // packets
+    int fm_rejectq;          // packets
+    int fm_ack_every;        // packets
+    double fm_ack_delay;     // us
     // run
     std::uint64_t seed;
 };

@@ -18,6 +18,7 @@
 #include "sim/hw_collective.h"
 #include "sim/model.h"
 #include "tools/hwtree_cmd.h"
+#include "tools/pt2pt_cmd.h"
 #include "tools/json.h"
 #include "tools/options.h"
 
@@ -59,6 +60,8 @@ constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,
     kSkewOpt, kSeedOpt, kHwTreeOpt, kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt,
     OptionSpec{"--root", "R", "on a fattree network: the node that releases the others (default 0)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr std::array kPt2ptOpts = {kPresetOpt, kSetOpt, kLayerOpt, kIoOpt, kLoopOpt, kBuffersOpt, kFlowOpt,
+    kInterpretOpt, kSizesOpt, kPacketsOpt, kRoundTripsOpt, kJsonOpt, kHelpOpt};
 constexpr std::array kBenchOpts = {kJsonOpt, kHelpOpt};
 constexpr std::array kListOpts = {kHelpOpt};
 // clang-format on
@@ -498,6 +501,12 @@ int run_algorithms(const Options&) {
     return 0;
 }
 
+int run_pt2pt_cmd(const Options& opts) {
+    std::string why;
+    const auto model = model_from(opts, &why);
+    return model ? run_pt2pt(opts, *model) : usage_error("pt2pt", why);
+}
+
 // clang-format off
 const std::array kCommands = {
     Command{"kbinomial", "for each k: L1, total steps L1 + (m-1)k, and the optimal k", kKbinomialOpts, run_kbinomial},
@@ -506,6 +515,7 @@ const std::array kCommands = {
     Command{"allgather", "simulate one allgather (seed 001): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
     Command{"barrier", "simulate one barrier: latency, host CPU time, packets", kBarrierOpts, run_barrier},
     Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (seed 003), or the depths over random fault maps", hwtree_options(), run_hwtree},
+    Command{"pt2pt", "simulate point-to-point latency and bandwidth per packet size, and t0, r-inf and n-half (seed 004)", kPt2ptOpts, run_pt2pt_cmd},
     Command{"bench", "simulated events per second of wall time on a fixed workload", kBenchOpts, run_bench},
     Command{"params", "list the model parameters: unit, default, meaning", kListOpts, run_params},
     Command{"presets", "list the presets with every value and its source", kListOpts, run_presets},

@@ -75,23 +75,24 @@ packet_sizes() { # SIZE NP
 }
 
 # One run per line: ranks, bcast algorithm, k, allgather and barrier algorithms, packet size,
-# credits, and the coll list (- for the forced one above; the last run keeps tuned in the list,
-# as users run it, to show nicoll still serves).
-runs='1 auto      auto auto auto               auto  auto -
-2 kbinomial 1    rd   dissemination      1000  1    -
-2 auto      auto ab   auto               auto  auto -
-3 binomial  auto ab   recursive_doubling 4096  2    -
-4 kbinomial 2    ab   dissemination      65536 16   -
-5 chain     auto rd   recursive_doubling 1000  auto -
-6 kbinomial auto auto dissemination      4096  1    -
-7 binomial  auto rd   auto               auto  2    -
-8 kbinomial 3    ab   recursive_doubling 1000  1    -
-8 chain     auto rd   dissemination      4096  1    -
-6 binary    auto ab   recursive_doubling 65536 1    -
-4 binary    auto rd   auto               1000  2    -
-5 kbinomial 7    auto auto               auto  16   nicoll,tuned,basic,libnbc,self'
+# credits, transport (auto is shared memory here, every rank being on one node), and the coll
+# list (- for the forced one above; the last run keeps tuned in the list, as users run it, to
+# show nicoll still serves).
+runs='1 auto      auto auto auto               auto  auto auto -
+2 kbinomial 1    rd   dissemination      1000  1    auto -
+2 auto      auto ab   auto               auto  auto pml  -
+3 binomial  auto ab   recursive_doubling 4096  2    pml  -
+4 kbinomial 2    ab   dissemination      65536 16   shm  -
+5 chain     auto rd   recursive_doubling 1000  auto auto -
+6 kbinomial auto auto dissemination      4096  1    pml  -
+7 binomial  auto rd   auto               auto  2    auto -
+8 kbinomial 3    ab   recursive_doubling 1000  1    shm  -
+8 chain     auto rd   dissemination      4096  1    pml  -
+6 binary    auto ab   recursive_doubling 65536 1    auto -
+4 binary    auto rd   auto               1000  2    pml  -
+5 kbinomial 7    auto auto               auto  16   auto nicoll,tuned,basic,libnbc,self'
 seed=0
-while read -r np bcast k allgather barrier packet credits list; do
+while read -r np bcast k allgather barrier packet credits transport list; do
     [ -n "$np" ] || continue
     seed=$((seed + 1))
     [ "$list" = - ] && list=$components
@@ -101,14 +102,15 @@ while read -r np bcast k allgather barrier packet credits list; do
         --mca coll_nicoll_allgather_algorithm "$allgather" \
         --mca coll_nicoll_barrier_algorithm "$barrier" \
         --mca coll_nicoll_packet_size "$packet" --mca coll_nicoll_credits "$credits" \
+        --mca coll_nicoll_transport "$transport" \
         "$program" $flags --packet-size "$(packet_sizes "$packet" "$np")" --seed "$seed"
-    report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, $list]"
+    report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, transport $transport, $list]"
 done <<RUNS
 $runs
 RUNS
 
 # Invalid values: one warning naming the variable (and the value) and correct results.
-invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=tree packet_size=-5 credits=0'
+invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=tree packet_size=-5 credits=0 transport=tcp'
 invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5'
 for invalid in "$invalid1" "$invalid2"; do
     set --

@@ -16,6 +16,7 @@
 #include "plan/kbinomial.h"
 #include "sim/bcast.h"
 #include "sim/collective.h"
+#include "sim/fm_pt2pt.h"
 #include "sim/hw_collective.h"
 #include "plan/hwtree.h"
 
@@ -535,6 +536,150 @@ void seed003_fig8_to_10() {
           tree >= 2 * hw(false, "software", two, 65536).bandwidth_mbs);
 }
 
+// ---- seed 004: Illinois Fast Messages 1.0 --------------------------------------------------
+
+sim::Pt2ptResult fm_run(const sim::FmOptions& fm, int packets) {
+    sim::Pt2ptSpec spec;
+    spec.model = sim::preset_model(*sim::find_preset("fm-sparc"));
+    spec.fm = fm;
+    spec.sizes = {16, 32, 64, 128, 256, 512, 1024, 2048};
+    spec.packets = packets;
+    std::string why;
+    auto r = sim::run_pt2pt(spec, &why);
+    return must(std::move(r), why);
+}
+
+// One cell of a table: within `tolerance` of the paper; outside it, a failure when the cell is a
+// target of the issue, otherwise a stated gap.
+void cell(const std::string& what, double paper, double ours, const char* unit, bool target, const std::string& gap,
+          const std::string& note = "") {
+    const double ratio = ours / paper;
+    const bool ok = std::fabs(ratio - 1) <= 0.2;
+    rows.push_back({what, fmt("%.1f ", paper) + unit, fmt("%.1f ", ours) + unit + note, ratio, ok,
+                    ok || target ? "" : gap});
+}
+
+// Table 4: each row's design choices run on fm-sparc; t0 and r-inf from the fit of the time per
+// packet, n-half = t0 * r-inf (the measured half-power size beside it). MB is 2^20 bytes here,
+// as in the paper. Rows 1-3 calibrate the preset's LCP and host send costs (model.cc); row 5,
+// the full layer, is the target.
+void seed004_table4(bool full) {
+    constexpr double kMiB = 1.048576;
+    const int packets = full ? 65535 : 4096;
+    struct Config {
+        const char* name;
+        sim::FmLoop loop;
+        sim::FmIo io;
+        bool buffers, flow, interpret;
+        double t0, r_inf, n_half;
+        const char* role;  // "calibrated" cells, or empty
+    };
+    using sim::FmIo;
+    using sim::FmLoop;
+    const Config configs[] = {
+        {"row 1 baseline LCP, LANai to LANai", FmLoop::baseline, FmIo::none, false, false, false, 4.2, 76.3, 315, "t0 calibrated"},
+        {"row 2 streamed LCP, LANai to LANai", FmLoop::streamed, FmIo::none, false, false, false, 3.5, 76.3, 249, "t0 calibrated"},
+        {"row 3 streamed + hybrid", FmLoop::streamed, FmIo::hybrid, false, false, false, 3.5, 21.2, 44, "t0 calibrated"},
+        {"row 4 + buffer management", FmLoop::streamed, FmIo::hybrid, true, false, false, 3.8, 21.9, 53, ""},
+        {"row 5 + flow control (the full FM layer)", FmLoop::streamed, FmIo::hybrid, true, true, false, 4.1, 21.4, 54, ""},
+        {"row 6 hybrid + buffers + switch()", FmLoop::streamed, FmIo::hybrid, true, false, true, 6.8, 21.8, 127, ""},
+        {"row 7 hybrid + buffers + flow + switch()", FmLoop::streamed, FmIo::hybrid, true, true, true, 6.9, 21.7, 127, ""},
+        {"row 8 streamed + all-DMA", FmLoop::streamed, FmIo::dma, false, false, false, 7.5, 33.0, 162, ""},
+    };
+    std::vector<sim::Pt2ptResult> got;
+    for (const Config& c : configs) {
+        sim::FmOptions fm;
+        fm.loop = c.loop;
+        fm.io = c.io;
+        fm.buffers = c.buffers;
+        fm.flow = c.flow;
+        fm.interpret = c.interpret;
+        const sim::Pt2ptResult r = fm_run(fm, packets);
+        got.push_back(r);
+        const bool target = &c == &configs[4];
+        const std::string what = std::string("seed 004 Table 4 ") + c.name;
+        const std::string role = c.role[0] != '\0' ? std::string(" (") + c.role + ")" : "";
+        std::string t0_gap = "the model's LANai receive work with switch() stays below the sender host's time per packet "
+                             "at the sizes that weigh in the fit; the paper measured 3 us more";
+        if (c.io == FmIo::dma) {
+            t0_gap = "the model overlaps the host's copy with the LANai's DMA of the previous packet (three DMA "
+                     "engines, §2); the paper's 7.5 us says more of it was serial";
+        }
+        cell(what + ": t0" + role, c.t0, r.fit.t0_us, "us", target, t0_gap);
+        cell(what + ": r-inf", c.r_inf, r.fit.r_inf_mbs / kMiB, "MB/s", target,
+             "the model's r-inf is the SBus limit (§2), not lowered further");
+        const double paper_product = c.t0 * c.r_inf * kMiB;
+        const std::string n_gap =
+            r.n_half < c.n_half ? "follows the model's t0, below the paper's (above)"
+                                : "the paper's n-half is below its own t0 x r-inf (" + fmt("%.0f", paper_product) +
+                                      " bytes); a time per packet linear in the size, as the model's, cannot give both";
+        const std::string measured = std::isnan(r.n_half_measured) ? "" : fmt(" (measured %.0f)", r.n_half_measured);
+        if (target && std::fabs(r.n_half / c.n_half - 1) > 0.2) {
+            // Not a failure of the model but of the target: stated as a gap, with the product.
+            rows.push_back({what + ": n-half = t0 x r-inf", fmt("%.1f bytes", c.n_half),
+                            fmt("%.1f bytes", r.n_half) + measured, r.n_half / c.n_half, false, n_gap});
+        } else {
+            cell(what + ": n-half = t0 x r-inf", c.n_half, r.n_half, "bytes", false, n_gap, measured);
+        }
+    }
+    const auto& lbase = got[0];
+    const auto& lstream = got[1];
+    const auto& hybrid = got[2];
+    const auto& buffered = got[3];
+    const auto& fmfull = got[4];
+    const auto& dma = got[7];
+    claim("seed 004 Table 4: streamed LCP better than baseline (rows 1-2: t0 and n-half lower)",
+          "3.5 < 4.2 us, 249 < 315 bytes",
+          fmt("%.2f", lstream.fit.t0_us) + " < " + fmt("%.2f us, ", lbase.fit.t0_us) + fmt("%.0f", lstream.n_half) +
+              " < " + fmt("%.0f bytes", lbase.n_half),
+          lstream.fit.t0_us < lbase.fit.t0_us && lstream.n_half < lbase.n_half);
+    claim("seed 004 Table 4: hybrid has a lower n-half than all-DMA (rows 3, 8)", "44 < 162 bytes",
+          fmt("%.0f", hybrid.n_half) + " < " + fmt("%.0f bytes", dma.n_half), hybrid.n_half < dma.n_half);
+    claim("seed 004 Table 4: all-DMA has a higher r-inf than hybrid (rows 3, 8)", "33.0 > 21.2 MB/s",
+          fmt("%.1f", dma.fit.r_inf_mbs / kMiB) + " > " + fmt("%.1f MB/s", hybrid.fit.r_inf_mbs / kMiB),
+          dma.fit.r_inf_mbs > hybrid.fit.r_inf_mbs);
+    claim("seed 004 Table 4: all-DMA has a higher t0 than hybrid (rows 3, 8)", "7.5 > 3.5 us",
+          fmt("%.2f", dma.fit.t0_us) + " > " + fmt("%.2f us", hybrid.fit.t0_us), dma.fit.t0_us > hybrid.fit.t0_us);
+    claim("seed 004 §4.5: flow control costs a little bandwidth (rows 4-5)", "21.4 < 21.9 MB/s",
+          fmt("%.2f", fmfull.fit.r_inf_mbs / kMiB) + " < " + fmt("%.2f MB/s", buffered.fit.r_inf_mbs / kMiB),
+          fmfull.fit.r_inf_mbs < buffered.fit.r_inf_mbs);
+    // The same design choices on the full layer, which Table 4 does not list.
+    sim::FmOptions full_base;
+    full_base.loop = sim::FmLoop::baseline;
+    const sim::Pt2ptResult fm_baseline = fm_run(full_base, packets);
+    sim::FmOptions full_dma;
+    full_dma.io = sim::FmIo::dma;
+    const sim::Pt2ptResult fm_dma = fm_run(full_dma, packets);
+    // On the full layer the sender's host, not the LCP, bounds a stream, so the loop shows in the
+    // latency (two LANais per trip) more than in t0.
+    const double lat_stream = fmfull.points.front().latency_us;
+    const double lat_base = fm_baseline.points.front().latency_us;
+    claim("seed 004 §4.2-4.3 on the full FM layer: streamed beats baseline (16-byte latency, t0); all-DMA n-half "
+          "and r-inf above hybrid's",
+          "(not measured in the paper)",
+          fmt("%.2f", lat_stream) + fmt(" < %.2f us, ", lat_base) + fmt("t0 %.3f", fmfull.fit.t0_us) +
+              fmt(" <= %.3f us; ", fm_baseline.fit.t0_us) + fmt("n-half %.0f", fm_dma.n_half) +
+              fmt(" > %.0f; ", fmfull.n_half) + fmt("r-inf %.1f", fm_dma.fit.r_inf_mbs / kMiB) +
+              fmt(" > %.1f", fmfull.fit.r_inf_mbs / kMiB),
+          lat_stream < lat_base && fmfull.fit.t0_us <= fm_baseline.fit.t0_us && fm_dma.n_half > fmfull.n_half &&
+              fm_dma.fit.r_inf_mbs > fmfull.fit.r_inf_mbs);
+    // §5 and the abstract: the full layer's latency and bandwidth at a few sizes.
+    const auto at = [&](std::uint32_t bytes) {
+        for (const sim::Pt2ptPoint& p : fmfull.points) {
+            if (p.bytes == bytes) return p;
+        }
+        return sim::Pt2ptPoint{};
+    };
+    const std::string lat_gap = "the model's one-way path charges each stage once (host send, PIO, LANai send, "
+                                "switch, LANai receive, DMA, extract); seed 004 does not break its latency down";
+    cell("seed 004 §5: full FM one-way latency, 16 bytes", 25, at(16).latency_us, "us", false, lat_gap);
+    cell("seed 004 §5: full FM one-way latency, 128 bytes", 32, at(128).latency_us, "us", false, lat_gap);
+    cell("seed 004 §5: full FM bandwidth, 128 bytes", 16.2, at(128).bandwidth_mbs / kMiB, "MB/s", false,
+         "the model's small-packet bandwidth follows its t0");
+    cell("seed 004 §5: full FM bandwidth, 512 bytes", 19.6, at(512).bandwidth_mbs / kMiB, "MB/s", false,
+         "the model's large-packet bandwidth follows the SBus limit");
+}
+
 }  // namespace
 }  // namespace nicsim
 
@@ -565,6 +710,7 @@ int main(int argc, char** argv) {
     seed003_table1(full);
     seed003_greedy_vs_optimal(full);
     seed003_fig8_to_10();
+    seed004_table4(full);
     int failed = 0;
     if (table) {
         std::printf("%-90s | %-28s | %-34s | %s\n", "result", "paper", "ours", "ratio");

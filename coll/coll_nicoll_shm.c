@@ -1,0 +1,373 @@
+/*
+ * The shared-memory transport: engine packets between the ranks of a communicator that all run
+ * on one node, through rings in one shared segment, with payloads read straight from the
+ * sender's buffer (cross-memory attach, process_vm_readv). It is the real fabric closest to a
+ * NIC: a packet is a write into the receiver's slot and a flag, no PML matching in between.
+ *
+ * The segment holds one ring per ordered pair of ranks, `slots` slots each. A ring has one
+ * producer (its sender) and one consumer (its receiver): the sender writes a slot and then
+ * publishes it by advancing `head`; the receiver hands the packet to the engine and then frees
+ * the slot by advancing `tail`. The engine's credits keep each sender within `credits` packets
+ * unconsumed at a peer; the ring has a few slots more for credit packets, and a full ring answers
+ * NICSIM_ERR_AGAIN, so the engine keeps the packet queued.
+ *
+ * A payload over `inline_bytes` is not copied into the slot: the slot carries its address in the
+ * sender, and the receiver reads it with process_vm_readv into the place the engine names (the
+ * message buffer at the packet's offset), one copy as with a NIC's RDMA read. The sender's
+ * collective completes only once the receiver has moved the ring's tail past every such packet
+ * (nicoll_shm_sent): then no peer reads its buffer any more.
+ *
+ * Set-up is collective, at the communicator's first nicoll collective: rank 0 creates the
+ * segment, every rank learns its name and maps it and reads a word from a peer to prove that
+ * cross-memory attach is allowed, and all agree (with the previous component's allgather) to use
+ * it or not; then rank 0 unlinks the name, so nothing is left behind even if the job dies.
+ */
+#include "coll_nicoll.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "ompi/proc/proc.h"
+
+#define NICOLL_SHM_LINE 64
+/* Slots per ring beyond the credit window: credit packets, which take no credit. */
+#define NICOLL_SHM_SPARE_SLOTS 4
+/* A communicator's segment stays within this many bytes (all of it allocated at set-up, so a full
+ * /dev/shm shows then, not as a fault later): large communicators get fewer inline bytes. */
+#define NICOLL_SHM_MAX_BYTES (64ul << 20)
+#define NICOLL_SHM_MIN_INLINE 256
+/* An early payload's copy up to this size is kept for the next one. */
+#define NICOLL_SHM_KEEP_COPY (1u << 20)
+
+/* A ring's two indices, each on its own cache line: one written by the sender, one by the
+ * receiver. */
+typedef struct nicoll_shm_ring {
+    uint64_t head; /* slots published by the sender */
+    char pad0[NICOLL_SHM_LINE - sizeof(uint64_t)];
+    uint64_t tail; /* slots consumed by the receiver */
+    char pad1[NICOLL_SHM_LINE - sizeof(uint64_t)];
+} nicoll_shm_ring_t;
+
+/* A slot: the packet's header, then its payload inline or, when apart, its address in the
+ * sender's memory. */
+typedef struct nicoll_shm_slot {
+    uint64_t payload_bytes; /* inline or apart */
+    uint64_t remote;        /* the payload's address in the sender, when apart; 0 when inline */
+    unsigned char header[NICSIM_HEADER_BYTES];
+    /* inline payload follows */
+} nicoll_shm_slot_t;
+
+struct nicoll_shm {
+    unsigned char *base;
+    size_t bytes;
+    int rank, size, slots;
+    size_t slot_bytes, ring_bytes, inline_bytes;
+    pid_t *pids;           /* [size] each rank's process, for process_vm_readv */
+    uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
+    uint64_t *apart_until; /* [size] the ring index after our last packet whose payload the
+                            * peer reads from our memory, 0 when it has read them all */
+    int apart_peers;       /* peers with a non-zero apart_until */
+    uint64_t *taken;       /* [size] the ring from each peer: slots we consumed */
+    int next_peer;         /* where the next poll starts, so every ring is served in turn */
+    void *copy;            /* a payload with no place in a collective yet */
+    size_t copy_bytes;
+};
+
+static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
+{
+    return (nicoll_shm_ring_t *) (s->base + (size_t) (src * s->size + dst) * s->ring_bytes);
+}
+
+static nicoll_shm_slot_t *slot(const nicoll_shm_t *s, nicoll_shm_ring_t *r, uint64_t index)
+{
+    return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
+                                  (size_t) (index % (uint64_t) s->slots) * s->slot_bytes);
+}
+
+/* What every rank tells the others at set-up. */
+typedef struct nicoll_shm_hello {
+    char name[64];   /* the segment, from rank 0 */
+    int64_t pid;
+    uint64_t probe;  /* the address of nicoll_shm_probe_word in this process */
+    int32_t ok;      /* rank 0: the segment exists */
+    int32_t pad;
+} nicoll_shm_hello_t;
+
+static const uint64_t nicoll_shm_probe_word = 0x6e69636f6c6c2131ull; /* "nicoll!1" */
+
+static bool all_on_this_node(struct ompi_communicator_t *comm)
+{
+    for (int i = 0; i < ompi_comm_size(comm); ++i) {
+        struct ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        if (NULL == proc || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void unmap(nicoll_shm_t *s)
+{
+    if (NULL != s->base) {
+        munmap(s->base, s->bytes);
+    }
+    free(s->pids);
+    free(s->sent_head);
+    free(s->apart_until);
+    free(s->taken);
+    free(s->copy);
+    free(s);
+}
+
+/* Maps the segment `name` of `bytes` (creating it on rank 0): NULL on failure. */
+static unsigned char *map(const char *name, size_t bytes, bool create)
+{
+    int fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+    if (fd < 0) {
+        return NULL;
+    }
+    void *p = MAP_FAILED;
+    if (!create ||
+        (0 == ftruncate(fd, (off_t) bytes) && 0 == posix_fallocate(fd, 0, (off_t) bytes))) {
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    close(fd);
+    if (MAP_FAILED == p) {
+        if (create) {
+            shm_unlink(name);
+        }
+        return NULL;
+    }
+    return p;
+}
+
+nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
+{
+    nicoll_transport_t *t = &m->transport;
+    struct ompi_communicator_t *comm = t->comm;
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    /* Every rank decides alike: the MCA value is the same everywhere, and a node holds all the
+     * ranks for every rank or for none. */
+    const char *why = NICOLL_TRANSPORT_PML == mca_coll_nicoll_component.transport
+                          ? "coll_nicoll_transport is pml"
+                      : NULL == m->previous_allgather ? "no previous allgather to set it up with"
+                      : !all_on_this_node(comm)       ? "not every rank is on this node"
+                                                      : NULL;
+    if (NULL != why) {
+        NICOLL_VERBOSE(10, "communicator %s (cid %u): packets through the PML: %s", comm->c_name,
+                       (unsigned) comm->c_contextid, why);
+        return NULL;
+    }
+    nicoll_shm_t *s = calloc(1, sizeof(*s));
+    nicoll_shm_hello_t *hello = calloc((size_t) size, sizeof(*hello));
+    if (NULL != s) {
+        s->rank = rank;
+        s->size = size;
+        s->slots = t->credits + NICOLL_SHM_SPARE_SLOTS;
+        const size_t rings = (size_t) size * size;
+        const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
+        const size_t fit = per_ring <= sizeof(nicoll_shm_ring_t)
+                               ? 0
+                               : (per_ring - sizeof(nicoll_shm_ring_t)) / s->slots /
+                                     NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+        s->slot_bytes = (sizeof(nicoll_shm_slot_t) + t->inline_bytes + NICOLL_SHM_LINE - 1) /
+                        NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+        if (s->slot_bytes > fit) {
+            s->slot_bytes = fit;
+        }
+        s->inline_bytes = s->slot_bytes - sizeof(nicoll_shm_slot_t);
+        s->ring_bytes = sizeof(nicoll_shm_ring_t) + (size_t) s->slots * s->slot_bytes;
+        s->bytes = rings * s->ring_bytes;
+        s->pids = calloc((size_t) size, sizeof(*s->pids));
+        s->sent_head = calloc((size_t) size, sizeof(*s->sent_head));
+        s->apart_until = calloc((size_t) size, sizeof(*s->apart_until));
+        s->taken = calloc((size_t) size, sizeof(*s->taken));
+    }
+    bool ok = NULL != s && NULL != hello && NULL != s->pids && NULL != s->sent_head &&
+              NULL != s->apart_until && NULL != s->taken &&
+              s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE;
+
+    /* Rank 0 makes the segment (zero-filled: every ring empty) and names it. */
+    static unsigned serial;
+    nicoll_shm_hello_t mine = {.pid = getpid(), .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word};
+    if (0 == rank && ok) {
+        snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
+                 (unsigned) comm->c_contextid, serial++);
+        s->base = map(mine.name, s->bytes, true);
+        mine.ok = NULL != s->base;
+    }
+    int rc = m->previous_allgather(&mine, sizeof(mine), MPI_BYTE, NULL == hello ? &mine : hello,
+                                   NULL == hello ? 0 : sizeof(mine), MPI_BYTE, comm,
+                                   m->previous_allgather_module);
+    ok = ok && OMPI_SUCCESS == rc && hello[0].ok;
+    if (ok && 0 != rank) {
+        s->base = map(hello[0].name, s->bytes, false);
+        ok = NULL != s->base;
+    }
+    if (ok) {
+        /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
+        for (int i = 0; i < size; ++i) {
+            s->pids[i] = (pid_t) hello[i].pid;
+        }
+        const int peer = (rank + 1) % size;
+        uint64_t word = 0;
+        struct iovec local = {&word, sizeof(word)};
+        struct iovec remote = {(void *) (uintptr_t) hello[peer].probe, sizeof(word)};
+        ok = sizeof(word) == process_vm_readv(s->pids[peer], &local, 1, &remote, 1, 0) &&
+             nicoll_shm_probe_word == word;
+    }
+    /* Everyone uses the segment, or no one does. */
+    int32_t my_ok = ok, *oks = calloc((size_t) size, sizeof(*oks));
+    rc = NULL == oks ? OMPI_ERR_OUT_OF_RESOURCE
+                     : m->previous_allgather(&my_ok, 1, MPI_INT32_T, oks, 1, MPI_INT32_T, comm,
+                                             m->previous_allgather_module);
+    for (int i = 0; i < size && OMPI_SUCCESS == rc; ++i) {
+        ok = ok && oks[i];
+    }
+    ok = ok && OMPI_SUCCESS == rc;
+    if (0 == rank && NULL != s && NULL != s->base) {
+        shm_unlink(mine.name); /* every rank has mapped it, or none will */
+    }
+    NICOLL_VERBOSE(10, "communicator %s (cid %u): packets through %s", comm->c_name,
+                   (unsigned) comm->c_contextid,
+                   ok ? "shared memory, payloads read by cross-memory attach"
+                      : "the PML: a rank could not map the shared segment or read a peer's "
+                        "memory (process_vm_readv)");
+    free(hello);
+    free(oks);
+    if (!ok && NULL != s) {
+        unmap(s);
+        s = NULL;
+    }
+    return s;
+}
+
+void nicoll_shm_fini(nicoll_shm_t *s)
+{
+    if (NULL != s) {
+        unmap(s);
+    }
+}
+
+nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, const void *payload,
+                                size_t payload_bytes)
+{
+    nicoll_shm_ring_t *r = ring(s, s->rank, dst);
+    const uint64_t head = s->sent_head[dst];
+    if (head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) == (uint64_t) s->slots) {
+        return NICSIM_ERR_AGAIN;
+    }
+    nicoll_shm_slot_t *out = slot(s, r, head);
+    const bool apart = payload_bytes > s->inline_bytes;
+    out->payload_bytes = payload_bytes;
+    out->remote = apart ? (uint64_t) (uintptr_t) payload : 0;
+    memcpy(out->header, header, NICSIM_HEADER_BYTES);
+    if (!apart && payload_bytes > 0) {
+        memcpy(out + 1, payload, payload_bytes);
+    }
+    s->sent_head[dst] = head + 1;
+    __atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+    if (apart) {
+        s->apart_peers += 0 == s->apart_until[dst];
+        s->apart_until[dst] = head + 1;
+    }
+    return NICSIM_OK;
+}
+
+bool nicoll_shm_sent(nicoll_shm_t *s)
+{
+    for (int dst = 0; s->apart_peers > 0 && dst < s->size; ++dst) {
+        if (0 != s->apart_until[dst] &&
+            __atomic_load_n(&ring(s, s->rank, dst)->tail, __ATOMIC_ACQUIRE) >=
+                s->apart_until[dst]) {
+            s->apart_until[dst] = 0;
+            --s->apart_peers;
+        }
+    }
+    return 0 == s->apart_peers;
+}
+
+/* Reads a payload that lies apart from `src`'s memory into where the engine places it, or into
+ * a copy of ours when its collective is not posted here yet. */
+static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int src,
+                                  const nicoll_shm_slot_t *in, void **at)
+{
+    size_t bytes;
+    nicsim_status_t st = nicsim_group_place(group, src, in->header, at, &bytes);
+    if (NICSIM_OK != st) {
+        return st;
+    }
+    if (bytes != in->payload_bytes) {
+        return NICSIM_ERR_PROTOCOL;
+    }
+    if (NULL == *at) {
+        if (s->copy_bytes < bytes) {
+            free(s->copy);
+            s->copy = malloc(bytes);
+            s->copy_bytes = NULL == s->copy ? 0 : bytes;
+            if (NULL == s->copy) {
+                return NICSIM_ERR_NO_MEMORY;
+            }
+        }
+        *at = s->copy;
+    }
+    /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
+    for (size_t done = 0; done < bytes;) {
+        struct iovec local = {(char *) *at + done, bytes - done};
+        struct iovec remote = {(char *) (uintptr_t) in->remote + done, bytes - done};
+        ssize_t n = process_vm_readv(s->pids[src], &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && EINTR == errno) {
+                continue;
+            }
+            return NICSIM_ERR_TRANSPORT;
+        }
+        done += (size_t) n;
+    }
+    return NICSIM_OK;
+}
+
+nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *arrived)
+{
+    /* Every ring in turn, starting one further each time, so that no sender is always last. */
+    int src = s->next_peer;
+    s->next_peer = src + 1 == s->size ? 0 : src + 1;
+    for (int n = 0; n < s->size; ++n, src = src + 1 == s->size ? 0 : src + 1) {
+        nicoll_shm_ring_t *r = ring(s, src, s->rank);
+        const uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+        while (s->taken[src] != head) { /* the ring to ourselves stays empty */
+            const nicoll_shm_slot_t *in = slot(s, r, s->taken[src]);
+            const void *payload = in + 1;
+            void *at = NULL;
+            if (0 != in->remote) {
+                nicsim_status_t st = read_apart(s, group, src, in, &at);
+                if (NICSIM_OK != st) {
+                    return st;
+                }
+                payload = at;
+            }
+            ++mca_coll_nicoll_component.stats.packets_received;
+            *arrived = true;
+            nicsim_status_t st =
+                nicsim_group_deliver(group, src, in->header, payload, in->payload_bytes);
+            /* Consumed: the slot, and the sender's payload, are free again. */
+            __atomic_store_n(&r->tail, ++s->taken[src], __ATOMIC_RELEASE);
+            if (at == s->copy && s->copy_bytes > NICOLL_SHM_KEEP_COPY) {
+                free(s->copy); /* the engine kept its own copy: do not hold a large one too */
+                s->copy = NULL;
+                s->copy_bytes = 0;
+            }
+            if (NICSIM_OK != st) {
+                return st;
+            }
+        }
+    }
+    return NICSIM_OK;
+}
