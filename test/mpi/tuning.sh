@@ -105,6 +105,25 @@ auto_allgather() {
 }
 check "a rule saying auto: allgather rd for one packet's result, ab beyond" auto_allgather
 
+# Packet sizes and credits from a file: the transport section's for the communicator, a bcast
+# rule's for its calls; test_coll's packet-boundary counts at both, every check passing.
+cat >"$dir/packets.json" <<'JSON'
+{"version": 1,
+ "transport": [{"comm_size": [2, "inf"], "packet_size": 4096, "credits": 2}],
+ "bcast": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "kbinomial", "packet_size": 1000}]}
+JSON
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 10 \
+    --mca coll_nicoll_tuning_file "$dir/packets.json" "$top_builddir/test/mpi/test_coll" --expect-nicoll \
+    --sections blocking,nonblocking --large 100000 --packet-size 1000,4096 >"$log" 2>&1
+status=$?
+checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+passed=$(grep -c '^ok - ' "$log")
+echo "# test_coll: $passed of ${checks:-?} checks passed, exit $status"
+grep '^not ok' "$log" | head -5 | sed 's/^/# /'
+check "a file's packet sizes (transport 4096, bcast 1000) and credits (2): every test_coll check passes" all_passed
+check "... and the communicator runs with the transport section's packet size and credits" \
+    grep -q "nicoll: communicator MPI_COMM_WORLD (cid 0, size 3): .*packet_size=4096 credits=2" "$log"
+
 # 4. calibrate writes a preset that generate --model takes.
 tune=$top_builddir/tuning/nicoll-tune
 "$tune" calibrate --bench "$bench" --iterations 50 --out "$dir/machine.json" \
