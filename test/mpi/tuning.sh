@@ -135,4 +135,17 @@ check "calibrate measures t0, r_inf, n_1/2 and the per-packet overhead" \
 "$tune" generate --model "$dir/machine.json" --comm-sizes 4,256 --sizes 8,1M --out "$dir/t.json" 2>"$log"
 check "generate --model takes calibrate's preset and writes a valid file" \
     sh -c '"$1" validate "$2" | grep -q ": valid, "' _ "$tune" "$dir/t.json"
+# 5. generate --measure over a tiny grid: every candidate runs (with --ks and --packet-sizes
+# parameter sets), the progress line ends done, and the file validates.
+"$tune" generate --measure --np 2 --sizes 4k --ks 2 --packet-sizes 1k --iterations 5 --runs 1 \
+    --bench "$bench" --mpirun-args "--mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
+    --out "$dir/measured.json" 2>"$log"
+tr '\r' '\n' <"$log" | tail -2 | sed 's/^/# /'
+measured() {
+    "$tune" validate "$dir/measured.json" | grep -q ": valid, " &&
+        grep -q '"bcast np 2 4096 B kbinomial k=2 packet=1k": [0-9.]*' "$dir/measured.json" &&
+        grep -q '"allgather np 2 4096 B ab packet=1k": [0-9.]*' "$dir/measured.json" &&
+        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 16/16  done in '
+}
+check "generate --measure: 16 runs (2 packet sizes x 7 data candidates + 2 barriers), progress to done, a valid file" measured
 tap_done

@@ -42,8 +42,11 @@ std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std:
 // The best choice for one cell of a grid.
 struct Choice {
     std::string algorithm;
-    int k = 0;  // kbinomial's k, 0: not written
-    bool operator==(const Choice& o) const { return algorithm == o.algorithm && k == o.k; }
+    int k = 0;                      // kbinomial's k, 0: not written
+    std::uint64_t packet_size = 0;  // 0: not written (auto)
+    bool operator==(const Choice& o) const {
+        return algorithm == o.algorithm && k == o.k && packet_size == o.packet_size;
+    }
 };
 
 // One collective's best choices over communicator sizes x message sizes, best[c][s].

@@ -23,11 +23,13 @@ constexpr const char* kHelp =
                                    written by calibrate) for every algorithm and k over the grid
                                    and write a tuning file of the fastest per cell;
                                    --colls: of bcast,allgather,barrier; --algorithms: only these
-  generate --measure --np LIST [--sizes LIST] [--iterations N] [--runs N] [--out FILE]
-           [--bench PATH] [--mpirun-args "ARGS"]
+  generate --measure --np LIST [--sizes LIST] [--ks LIST] [--packet-sizes LIST]
+           [--iterations N] [--runs N] [--out FILE] [--bench PATH] [--mpirun-args "ARGS"]
                                    run nicoll-bench under mpirun on this machine for every
                                    algorithm over the grid (progress and time left on stderr) and
-                                   write a tuning file of the fastest per cell (median of runs)
+                                   write a tuning file of the fastest per cell (median of runs);
+                                   --ks: kbinomial k values, --packet-sizes: packet sizes to try
+                                   besides auto
   calibrate [--out FILE] [--bench PATH] [--mpirun-args "ARGS"] [--iterations N]
                                    measure this machine's one-way latency, bandwidth, t0, r_inf,
                                    n_1/2 (seed 004) and per-packet overhead, and write a model

@@ -136,9 +136,10 @@ Bench bench_from(const Options& o) {
 
 int cmd_generate_measure(const Args& args) {
     std::string why;
-    auto o = parse_options(
-        args, {"--np", "--sizes", "--iterations", "--runs", "--out", "--bench", "--mpirun-args"},
-        {"--measure"}, &why);
+    auto o = parse_options(args,
+                           {"--np", "--sizes", "--iterations", "--runs", "--out", "--bench",
+                            "--mpirun-args", "--ks", "--packet-sizes"},
+                           {"--measure"}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--np")) return usage_error("generate", "--measure needs --np LIST");
     auto nps = parse_list(o->text("--np"), 2, 256, &why);
@@ -156,17 +157,48 @@ int cmd_generate_measure(const Args& args) {
     for (auto s : *sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
     const Bench b = bench_from(*o);
 
+    // Parameter sets: kbinomial with auto k and each --ks value; each data-moving algorithm with
+    // the auto packet size and each --packet-sizes value.
+    std::vector<std::uint64_t> ks{0}, packets{0};
+    if (o->has("--ks")) {
+        auto list = parse_list(o->text("--ks"), 1, tuning::kMaxK, &why);
+        if (!list) return usage_error("generate", "--ks: " + why);
+        ks.insert(ks.end(), list->begin(), list->end());
+    }
+    if (o->has("--packet-sizes")) {
+        auto list = parse_list(o->text("--packet-sizes"), 1, tuning::kMaxPacketSize, &why);
+        if (!list) return usage_error("generate", "--packet-sizes: " + why);
+        packets.insert(packets.end(), list->begin(), list->end());
+    }
     struct Candidate {
         tuning::Section section;
         std::string coll, var, algorithm;
+        int k = 0;
+        std::uint64_t packet = 0;
+        std::string label() const {
+            return algorithm + (k > 0 ? " k=" + std::to_string(k) : "") +
+                   (packet > 0 ? " packet=" + tuning::format_size(packet) : "");
+        }
+        std::string mca() const {
+            return "--mca coll_nicoll_" + var + " " + algorithm +
+                   (k > 0 ? " --mca coll_nicoll_bcast_k " + std::to_string(k) : "") +
+                   (packet > 0 ? " --mca coll_nicoll_packet_size " + std::to_string(packet) : "");
+        }
     };
     std::vector<Candidate> candidates;
-    for (const char* a : {"kbinomial", "binomial", "binary", "chain"})
-        candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", a});
-    for (const char* a : {"rd", "ab"})
-        candidates.push_back({tuning::Section::Allgather, "allgather", "allgather_algorithm", a});
+    for (std::uint64_t p : packets) {
+        for (std::uint64_t k : ks) {
+            candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", "kbinomial",
+                                  static_cast<int>(k), p});
+        }
+        for (const char* a : {"binomial", "binary", "chain"})
+            candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", a, 0, p});
+        for (const char* a : {"rd", "ab"})
+            candidates.push_back(
+                {tuning::Section::Allgather, "allgather", "allgather_algorithm", a, 0, p});
+    }
     for (const char* a : {"dissemination", "recursive_doubling"})
-        candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm", a});
+        candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm", a, 0, 0});
 
     // times[candidate][np][size] = one value per run
     std::vector<std::map<std::uint64_t, std::map<std::uint64_t, std::vector<double>>>> times(
@@ -176,7 +208,7 @@ int cmd_generate_measure(const Args& args) {
     const auto start = std::chrono::steady_clock::now();
     std::fprintf(
         stderr,
-        "nicoll-tune generate: %zu mpirun runs (%zu algorithms x np %s x %llu runs), started %s\n",
+        "nicoll-tune generate: %zu mpirun runs (%zu candidates x np %s x %llu runs), started %s\n",
         total, candidates.size(), o->text("--np").c_str(),
         static_cast<unsigned long long>((*runs)[0]), now_utc().c_str());
     // Runs interleave (run 1 of everything, then run 2...), so a burst of load elsewhere on the
@@ -192,16 +224,15 @@ int cmd_generate_measure(const Args& args) {
                 const int width = 30, filled = static_cast<int>(width * done / total);
                 std::fprintf(
                     stderr,
-                    "\r[%s%s] %3zu/%zu  np %llu %-9s %-18s run %llu  elapsed %s  left %s   ",
+                    "\r[%s%s] %3zu/%zu  np %llu %-9s %-28s run %llu  elapsed %s  left %s   ",
                     std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
                     done, total, static_cast<unsigned long long>(np), candidates[c].coll.c_str(),
-                    candidates[c].algorithm.c_str(), static_cast<unsigned long long>(r + 1),
+                    candidates[c].label().c_str(), static_cast<unsigned long long>(r + 1),
                     clock_text(elapsed).c_str(),
                     done == 0 ? "?" : ("~" + clock_text(left)).c_str());
-                auto out = run_bench(
-                    b, static_cast<int>(np),
-                    "--mca coll_nicoll_" + candidates[c].var + " " + candidates[c].algorithm,
-                    candidates[c].coll, sizes_arg, static_cast<int>((*iterations)[0]), &why);
+                auto out =
+                    run_bench(b, static_cast<int>(np), candidates[c].mca(), candidates[c].coll,
+                              sizes_arg, static_cast<int>((*iterations)[0]), &why);
                 if (!out) {
                     std::fprintf(stderr, "\nnicoll-tune generate: %s\n", why.c_str());
                     return 1;
@@ -232,16 +263,16 @@ int cmd_generate_measure(const Args& args) {
                 for (std::size_t c = 0; c < candidates.size(); ++c) {
                     if (candidates[c].section != s) continue;
                     const double us = median(times[c][np][size]);
-                    char key[128];
+                    char key[192];
                     std::snprintf(key, sizeof(key), "%s\"%s np %llu %llu B %s\": %.2f",
                                   measured.back() == '{' ? "" : ", ", candidates[c].coll.c_str(),
                                   static_cast<unsigned long long>(np),
                                   static_cast<unsigned long long>(size),
-                                  candidates[c].algorithm.c_str(), us);
+                                  candidates[c].label().c_str(), us);
                     measured += key;
                     if (us < best_us) {
                         best_us = us;
-                        best = {candidates[c].algorithm, 0};
+                        best = {candidates[c].algorithm, candidates[c].k, candidates[c].packet};
                     }
                 }
                 row.push_back(best);
@@ -256,14 +287,16 @@ int cmd_generate_measure(const Args& args) {
         quote(
             "nicoll-tune generate --measure --np " + o->text("--np") + " --sizes " + sizes_text +
             " --iterations " + std::to_string((*iterations)[0]) + " --runs " +
-            std::to_string((*runs)[0]) +
+            std::to_string((*runs)[0]) + (o->has("--ks") ? " --ks " + o->text("--ks") : "") +
+            (o->has("--packet-sizes") ? " --packet-sizes " + o->text("--packet-sizes") : "") +
             (o->has("--mpirun-args") ? " --mpirun-args '" + o->text("--mpirun-args") + "'" : "")));
     provenance.push_back("\"date\": " + quote(now_utc()));
     provenance.push_back("\"machine\": " + quote(machine()));
     provenance.push_back(
         "\"method\": \"nicoll-bench under mpirun --oversubscribe --mca mpi_yield_when_idle 1, each "
         "algorithm forced by its MCA variable; per size the median over runs of nicoll-bench's "
-        "Median(us); the lowest kept; k and packet sizes auto\"");
+        "Median(us); the lowest kept; k and packet sizes auto unless --ks or --packet-sizes name "
+        "candidates\"");
     provenance.push_back(measured + "}");
     const std::string text = write_table(grids, provenance);
     tuning::LoadResult check = tuning::load_table(text, "generated table");
@@ -311,8 +344,9 @@ int cmd_calibrate(const Args& args) {
     // Forwarding: the same on a chain of 3, whose middle rank receives and passes on every packet
     // as it arrives; what the third rank adds per packet is the forwarding overhead (on a machine
     // with fewer cores than 3 ranks it includes the oversubscription).
-    auto chain3 = run_bench(b, 3, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024",
-                            "bcast", "1048576", std::max(1, it / 4), &why);
+    auto chain3 = run_bench(
+        b, 3, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
+        "1048576", std::max(1, it / 4), &why);
     if (!chain3) {
         std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
         return 1;
@@ -332,7 +366,8 @@ int cmd_calibrate(const Args& args) {
     const double latency = one_way->begin()->second;
     const double per_packet =
         std::max(0.0, (small->begin()->second - one_way->rbegin()->second) / (1024.0 - 1.0));
-    const double forward = std::max(0.0, (chain3->begin()->second - small->begin()->second) / 1024.0);
+    const double forward =
+        std::max(0.0, (chain3->begin()->second - small->begin()->second) / 1024.0);
     std::fprintf(stderr,
                  "one-way latency (8 B): %.2f us\nt0: %.2f us\nr_inf (bandwidth): %.1f "
                  "MB/s\nn_1/2: %.0f bytes\n"

@@ -97,6 +97,9 @@ std::string write_table(const std::vector<Grid>& grids,
                 if (!barrier) out += ", \"bytes\": " + range_json(cell.lo, cell.hi);
                 out += ", \"algorithm\": " + quote(cell.choice.algorithm);
                 if (cell.choice.k > 0) out += ", \"k\": " + std::to_string(cell.choice.k);
+                if (cell.choice.packet_size > 0) {
+                    out += ", \"packet_size\": " + size_json(cell.choice.packet_size);
+                }
                 out += "}";
                 out += r + 1 < rows.size() || i + 1 < rows[r].second.size() ? ",\n" : "\n";
             }
