@@ -70,6 +70,12 @@ bad_input "generate: comm sizes below 2 are refused" "--comm-sizes" generate --m
 check "generate --model kesavan97 (bcast, allgather, barrier; 3 x 4 cells) writes a valid file" \
     sh -c '"$1" validate "$2" | grep -q ": valid, "' _ "$tune" "$dir/model.json"
 
+"$tune" generate --model kesavan97 --comm-sizes 16 --sizes 64,4k,64k --colls bcast,allgather \
+    --packet-sizes 256,1k --out "$dir/packets.json" 2>/dev/null
+check "generate --model --packet-sizes writes winners' packet sizes into a valid file" \
+    sh -c '"$1" validate "$2" | grep -q ": valid, " && grep -q "\"packet_size\": \"1k\"" "$2"' \
+    _ "$tune" "$dir/packets.json"
+
 # seed 002: the k-binomial tree the simulator finds fastest on kesavan97's 64 nodes against
 # Theorem 3's optimal k, for m = 1..64 packets of 64 bytes.
 sizes=$(seq -s, 64 64 4096)

@@ -18,11 +18,12 @@ constexpr const char* kHelp =
                                    (OMPI_MCA_coll_nicoll_* in the environment), a rule of FILE,
                                    or a rule of the embedded default; --file - : the default only
   generate --model PRESET|FILE --comm-sizes LIST --sizes LIST [--colls LIST]
-           [--algorithms LIST] [--out FILE]
+           [--algorithms LIST] [--packet-sizes LIST] [--out FILE]
                                    run the engine's simulator (nicsim presets, or a preset file
                                    written by calibrate) for every algorithm and k over the grid
                                    and write a tuning file of the fastest per cell;
-                                   --colls: of bcast,allgather,barrier; --algorithms: only these
+                                   --colls: of bcast,allgather,barrier; --algorithms: only these;
+                                   --packet-sizes: packet sizes (mtu) to try besides the model's
   generate --measure --np LIST [--sizes LIST] [--ks LIST] [--packet-sizes LIST]
            [--iterations N] [--runs N] [--out FILE] [--bench PATH] [--mpirun-args "ARGS"]
                                    run nicoll-bench under mpirun on this machine for every

@@ -74,8 +74,10 @@ int ceil_log2(std::uint64_t n) {
 
 int cmd_generate_model(const Args& args) {
     std::string why;
-    auto o = parse_options(
-        args, {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms", "--out"}, {}, &why);
+    auto o = parse_options(args,
+                           {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms",
+                            "--packet-sizes", "--out"},
+                           {}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--comm-sizes") || !o->has("--sizes"))
         return usage_error("generate", "--model needs --comm-sizes and --sizes");
@@ -121,6 +123,15 @@ int cmd_generate_model(const Args& args) {
         return only.empty() || std::find(only.begin(), only.end(), a) != only.end();
     };
 
+    // --packet-sizes: each data-moving candidate also with these packet sizes (the model's mtu),
+    // besides the model's own, which the rules leave auto.
+    std::vector<std::uint64_t> packets{0};
+    if (o->has("--packet-sizes")) {
+        auto list = parse_list(o->text("--packet-sizes"), 1, tuning::kMaxPacketSize, &why);
+        if (!list) return usage_error("generate", "--packet-sizes: " + why);
+        packets.insert(packets.end(), list->begin(), list->end());
+    }
+
     std::vector<Grid> grids;
     for (tuning::Section s : colls) {
         Grid g;
@@ -141,43 +152,51 @@ int cmd_generate_model(const Args& args) {
                     }
                 };
                 std::string w;
-                if (s == tuning::Section::Bcast) {
-                    auto run = [&](const std::string& tree, int k) -> std::optional<double> {
-                        nicsim::sim::BcastSpec spec;
-                        spec.model = m;
-                        spec.bytes = bytes;
-                        spec.tree = tree;
-                        spec.k = k;
-                        auto r = nicsim::sim::run_bcast(spec, nullptr, &w);
-                        if (!r) return std::nullopt;
-                        return r->latency_us;
-                    };
-                    // Larger k first: Theorem 3 gives ties to the larger k (the smaller L1).
-                    for (int k = std::max(1, ceil_log2(n)); k >= 1 && wanted("kbinomial"); --k) {
-                        consider({"kbinomial", k}, run("kbinomial", k));
+                for (std::uint64_t packet :
+                     s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : packets) {
+                    if (packet > 0) m.mtu = static_cast<int>(packet);
+                    if (s == tuning::Section::Bcast) {
+                        auto run = [&](const std::string& tree, int k) -> std::optional<double> {
+                            nicsim::sim::BcastSpec spec;
+                            spec.model = m;
+                            spec.bytes = bytes;
+                            spec.tree = tree;
+                            spec.k = k;
+                            auto r = nicsim::sim::run_bcast(spec, nullptr, &w);
+                            if (!r) return std::nullopt;
+                            return r->latency_us;
+                        };
+                        // Larger k first: Theorem 3 gives ties to the larger k (the smaller L1).
+                        for (int k = std::max(1, ceil_log2(n)); k >= 1 && wanted("kbinomial");
+                             --k) {
+                            consider({"kbinomial", k, packet}, run("kbinomial", k));
+                        }
+                        for (const char* tree : {"binomial", "binary", "chain"}) {
+                            if (wanted(tree)) consider({tree, 0, packet}, run(tree, 0));
+                        }
+                    } else if (s == tuning::Section::Allgather) {
+                        for (const char* a : {"rd", "ab"}) {
+                            if (!wanted(a)) continue;
+                            nicsim::sim::CollectiveSpec spec;
+                            spec.model = m;
+                            spec.algorithm = a;
+                            spec.bytes = bytes;
+                            auto r = nicsim::sim::run_allgather(spec, nullptr, &w);
+                            consider({a, 0, packet},
+                                     r ? std::optional<double>(r->latency_us) : std::nullopt);
+                        }
+                    } else {
+                        for (const char* a : {"dissemination", "recursive_doubling"}) {
+                            if (!wanted(a)) continue;
+                            nicsim::sim::CollectiveSpec spec;
+                            spec.model = m;
+                            spec.algorithm = a;
+                            auto r = nicsim::sim::run_barrier(spec, nullptr, &w);
+                            consider({a, 0},
+                                     r ? std::optional<double>(r->latency_us) : std::nullopt);
+                        }
                     }
-                    for (const char* tree : {"binomial", "binary", "chain"}) {
-                        if (wanted(tree)) consider({tree, 0}, run(tree, 0));
-                    }
-                } else if (s == tuning::Section::Allgather) {
-                    for (const char* a : {"rd", "ab"}) {
-                        if (!wanted(a)) continue;
-                        nicsim::sim::CollectiveSpec spec;
-                        spec.model = m;
-                        spec.algorithm = a;
-                        spec.bytes = bytes;
-                        auto r = nicsim::sim::run_allgather(spec, nullptr, &w);
-                        consider({a, 0}, r ? std::optional<double>(r->latency_us) : std::nullopt);
-                    }
-                } else {
-                    for (const char* a : {"dissemination", "recursive_doubling"}) {
-                        if (!wanted(a)) continue;
-                        nicsim::sim::CollectiveSpec spec;
-                        spec.model = m;
-                        spec.algorithm = a;
-                        auto r = nicsim::sim::run_barrier(spec, nullptr, &w);
-                        consider({a, 0}, r ? std::optional<double>(r->latency_us) : std::nullopt);
-                    }
+                    m.mtu = model->mtu;
                 }
                 if (best.algorithm.empty()) {
                     std::fprintf(
@@ -201,13 +220,12 @@ int cmd_generate_model(const Args& args) {
         quote("nicoll-tune generate --model " + name + " --comm-sizes " + o->text("--comm-sizes") +
               " --sizes " + o->text("--sizes") +
               (o->has("--colls") ? " --colls " + o->text("--colls") : "") +
-              (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "")));
+              (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "") +
+              (o->has("--packet-sizes") ? " --packet-sizes " + o->text("--packet-sizes") : "")));
     provenance.push_back(
         "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
-        "algorithm "
-        "and k per cell, the lowest latency kept; nodes = communicator size; packet sizes left "
-        "auto "
-        "(the model cuts messages at its mtu)\"");
+        "algorithm, k and packet size (the model's mtu, and each of --packet-sizes) per cell, the "
+        "lowest latency kept; nodes = communicator size; the model's own mtu is written as auto\"");
     std::string params = "\"model\": {";
     bool first = true;
     for (const auto& p : nicsim::sim::model_params()) {
