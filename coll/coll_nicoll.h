@@ -124,8 +124,9 @@ nicoll_shm_t *nicoll_shm_setup(struct nicoll_module *m);
 void nicoll_shm_fini(nicoll_shm_t *s);
 nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, const void *payload,
                                 size_t payload_bytes);
-/* Hands every packet that arrived to the engine; sets *arrived when there was one. */
-nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *arrived);
+/* Hands every packet that arrived to the engine, adding them to *delivered. */
+nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
+                                unsigned long *delivered);
 /* Whether every peer has read the payloads it reads from this rank's memory. */
 bool nicoll_shm_sent(nicoll_shm_t *s);
 
@@ -158,6 +159,10 @@ typedef struct nicoll_transport {
     size_t payload_bytes;
     nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
     nicoll_shm_t *shm;         /* packets through shared memory (the fields above are unused) */
+    unsigned long events;      /* packets handed to the engine or offered again so far: a
+                                * collective's state changes only when this does */
+    bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
+                                * packets to offer again (nicsim_group_progress) */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -223,6 +228,8 @@ typedef struct nicoll_request {
     nicoll_coll_t coll;
     size_t bytes;
     nicsim_request_t *engine;
+    unsigned long asked_at;    /* the transport's events when the engine last said in progress */
+    bool engine_done;          /* the engine said complete: only in-place payloads may be out */
     void *packed;              /* the engine's buffer when the user's is not contiguous, or NULL */
     void *unpack_to;           /* when not NULL: unpack `packed` into it on completion */
     size_t unpack_count;

@@ -43,6 +43,12 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
         void *own = (char *) rbuf + (ptrdiff_t) rank * rcount * extent; /* rank's block, in place */
         unsigned char *flat = nicoll_data_start(rbuf, rtype);
         const bool contiguous = nicoll_contiguous(rtype, (size_t) rcount * size);
+        /* A contiguous send buffer is sent from as it is, and the engine copies it into place
+         * once its first packets are out: the peers read memory this rank does not write. */
+        const void *send_from = MPI_IN_PLACE != sbuf && contiguous &&
+                                        nicoll_contiguous(stype, (size_t) scount)
+                                    ? nicoll_data_start(sbuf, stype)
+                                    : NULL;
         if (!contiguous) {
             flat = req->packed = malloc(total);
             req->unpack_to = rbuf;
@@ -51,7 +57,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
         }
         if (NULL == flat) {
             s = NICSIM_ERR_NO_MEMORY;
-        } else if (MPI_IN_PLACE != sbuf || !contiguous) {
+        } else if (NULL == send_from && (MPI_IN_PLACE != sbuf || !contiguous)) {
             const bool packed_ok =
                 MPI_IN_PLACE == sbuf
                     ? OMPI_SUCCESS == nicoll_pack(own, rcount, rtype, flat + rank * block, block)
@@ -60,7 +66,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
         }
         if (NICSIM_OK == s) {
             s = nicsim_allgather_post(m->transport.group, d.algorithm, flat, block,
-                                      d.packet_size, &req->engine);
+                                      d.packet_size, send_from, &req->engine);
         }
     }
     return nicoll_start(req, s, request);

@@ -68,6 +68,8 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
     req->module = m;
     req->coll = coll;
     req->bytes = 0;
+    req->asked_at = ~0ul;
+    req->engine_done = false;
     return req;
 }
 
@@ -112,13 +114,22 @@ static nicsim_status_t test(nicoll_request_t *req)
     }
     nicoll_transport_t *t = &req->module->transport;
     nicsim_status_t s = nicoll_transport_poll(t);
-    if (NICSIM_OK == s) {
+    if (NICSIM_OK != s) {
+        return s;
+    }
+    /* The engine's answer can change only when packets moved: ask again only then. */
+    if (!req->engine_done) {
+        if (req->asked_at == t->events) {
+            return NICSIM_IN_PROGRESS;
+        }
+        req->asked_at = t->events;
         s = nicsim_request_test(req->engine);
+        if (NICSIM_OK != s) {
+            return s;
+        }
+        req->engine_done = true;
     }
-    if (NICSIM_OK == s && !nicoll_transport_sent(t)) {
-        s = NICSIM_IN_PROGRESS;
-    }
-    return s;
+    return nicoll_transport_sent(t) ? NICSIM_OK : NICSIM_IN_PROGRESS;
 }
 
 static int progress(void)

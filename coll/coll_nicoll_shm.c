@@ -334,7 +334,8 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
     return NICSIM_OK;
 }
 
-nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *arrived)
+nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
+                                unsigned long *delivered)
 {
     /* Every ring in turn, starting one further each time, so that no sender is always last. */
     int src = s->next_peer;
@@ -354,7 +355,7 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group, bool *ar
                 payload = at;
             }
             ++mca_coll_nicoll_component.stats.packets_received;
-            *arrived = true;
+            ++*delivered;
             nicsim_status_t st =
                 nicsim_group_deliver(group, src, in->header, payload, in->payload_bytes);
             /* Consumed: the slot, and the sender's payload, are free again. */

@@ -121,6 +121,7 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
     if (NULL != t->shm) {
         nicsim_status_t s = nicoll_shm_send(t->shm, dst, header, payload, payload_bytes);
         mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
+        t->refused |= NICSIM_ERR_AGAIN == s;
         return s;
     }
     const bool apart = payload_bytes > t->inline_bytes;
@@ -299,11 +300,15 @@ static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *
 static nicsim_status_t poll(nicoll_transport_t *t)
 {
     if (NULL != t->shm) {
-        bool arrived = false;
-        nicsim_status_t s = nicoll_shm_poll(t->shm, t->group, &arrived);
-        if (NICSIM_OK != s) {
+        unsigned long before = t->events;
+        nicsim_status_t s = nicoll_shm_poll(t->shm, t->group, &t->events);
+        if (NICSIM_OK != s || (before == t->events && !t->refused)) {
             return s;
         }
+        /* Offer the engine's queued packets again only when the rings refused some: packets
+         * waiting for credits leave as credits arrive, within the deliveries. */
+        t->refused = false;
+        ++t->events;
         s = nicsim_group_progress(t->group);
         return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
     }
@@ -346,6 +351,7 @@ static nicsim_status_t poll(nicoll_transport_t *t)
             return s;
         }
     }
+    ++t->events; /* (not counted here: the engine is asked every time) */
     nicsim_status_t s = nicsim_group_progress(t->group);
     return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
 }

@@ -43,6 +43,9 @@ check "bcast lists every node up to 64 nodes and summarises beyond" \
            test "$(printf "%s\n" "$out" | wc -l)" -eq 5' _ "$nicsim"
 check "throughput prints MB/s" \
     sh -c '"$1" throughput --preset lfc-myrinet --nodes 4 --bytes 4096 | grep -q "^throughput: [0-9.]* MB/s"' _ "$nicsim"
+check "throughput of empty and large messages: 4096 and 16 messages by default" \
+    sh -c '"$1" throughput --preset lfc-myrinet --nodes 4 --bytes 0 --json | grep -q "\"messages\":4096," &&
+           "$1" throughput --preset lfc-myrinet --nodes 4 --bytes 1048576 --json | grep -q "\"messages\":16,"' _ "$nicsim"
 trace=$(mktemp)
 check "bcast --trace writes a trace with NIC and link tracks" \
     sh -c '"$1" bcast --preset lfc-myrinet --nodes 8 --bytes 2048 --trace "$2" >/dev/null &&
@@ -168,6 +171,8 @@ bad_input "hwtree needs --nodes" "--nodes" hwtree --faulty 3
 bad_input "hwtree --trials needs --faulty-percent" "--trials" hwtree --nodes 16 --trials 3
 bad_input "bcast refuses hardware multicast over a gap" "--tree hardware" bcast --preset quadrics-elan3 --faulty 7 --tree hardware
 bad_input "bcast refuses a faulty root" "the source is faulty" bcast --preset quadrics-elan3 --faulty 2 --root 2
+bad_input "a fattree refuses an odd number of switch ports" "switch_ports=5" barrier --preset quadrics-elan3 --set switch_ports=5
+bad_input "a fattree refuses more nodes than its 10 levels hold" "--nodes 2048" barrier --preset quadrics-elan3 --set switch_ports=4 --nodes 2048
 bad_input "barrier refuses --faulty off the fattree" "--faulty" barrier --preset gm-lanai9 --faulty 2
 
 # Point to point (seed 004): nicsim pt2pt through FM and LFC, its output forms and bad input.

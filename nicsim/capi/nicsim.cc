@@ -260,7 +260,7 @@ nicsim_status_t nicsim_bcast_post(nicsim_group_t* group, int algorithm, int k, i
 }
 
 nicsim_status_t nicsim_allgather_post(nicsim_group_t* group, int algorithm, void* result,
-                                      size_t block_bytes, size_t packet_bytes,
+                                      size_t block_bytes, size_t packet_bytes, const void* own,
                                       nicsim_request_t** request) {
     if (request == nullptr) return NICSIM_ERR_INVALID;
     *request = nullptr;
@@ -272,7 +272,9 @@ nicsim_status_t nicsim_allgather_post(nicsim_group_t* group, int algorithm, void
     return post_request(group, request, [&](nicsim::Seq* seq) {
         return group->agent.post_allgather(*nic_allgathers()[algorithm], block_bytes,
                                            static_cast<std::uint32_t>(packet_bytes),
-                                           {static_cast<std::byte*>(result), bytes}, seq);
+                                           {static_cast<std::byte*>(result), bytes}, seq,
+                                           {static_cast<const std::byte*>(own),
+                                            own == nullptr ? 0 : block_bytes});
     });
 }
 

@@ -83,16 +83,18 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
 }
 
 Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
-                             std::uint32_t mtu, std::span<std::byte> result, Seq* seq) {
+                             std::uint32_t mtu, std::span<std::byte> result, Seq* seq,
+                             std::span<const std::byte> own) {
     // size * block_bytes <= mtu * kAllgatherMaxPackets bounds every transfer's packets.
     if (algorithm.on_host || mtu == 0 || block_bytes > mtu * kAllgatherMaxPackets / size_ ||
-        (!result.empty() && result.size() != block_bytes * static_cast<std::uint64_t>(size_))) {
+        (!result.empty() && result.size() != block_bytes * static_cast<std::uint64_t>(size_)) ||
+        (!own.empty() && own.size() != block_bytes)) {
         return Status::invalid;
     }
     const auto* steps = planned(allgather_schedules_, algorithm, rank_, size_, &AllgatherOp::runs);
     if (steps == nullptr) return Status::invalid;
     return start(std::make_unique<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
-                                               block_bytes, mtu, result, tx_, stats_),
+                                               block_bytes, mtu, result, tx_, stats_, own),
                  seq);
 }
 

@@ -51,11 +51,14 @@ public:
 
     // An allgather of `block_bytes` per rank in packets of at most `mtu` payload bytes
     // (allgather_op.h). `result` holds size * block_bytes bytes with this rank's block in place,
-    // or is empty to model time only; it must stay valid and unchanged until release(seq).
+    // or is empty to model time only; it must stay valid and unchanged until release(seq). Or
+    // this rank's block is `own` (block_bytes long, valid until the collective is complete),
+    // which the op sends from and copies into place itself.
     // invalid for a host-based algorithm, mtu 0, a result of another size, or more than
     // kAllgatherMaxPackets packets in one transfer.
     Status post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
-                          std::uint32_t mtu, std::span<std::byte> result, Seq* seq);
+                          std::uint32_t mtu, std::span<std::byte> result, Seq* seq,
+                          std::span<const std::byte> own = {});
 
     // A packet from `src` arrived. A packet its collective rejects fails that collective, unless
     // the collective is already complete; one that names no collective is only reported.

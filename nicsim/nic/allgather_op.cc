@@ -49,7 +49,7 @@ bool AllgatherOp::runs(const plan::AllgatherSchedule& schedule) {
 AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
                          const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
                          std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
-                         CollectiveStats& stats)
+                         CollectiveStats& stats, std::span<const std::byte> own)
     : seq_(seq),
       rank_(rank),
       size_(size),
@@ -58,6 +58,7 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
       block_bytes_(block_bytes),
       mtu_(mtu),
       result_(result),
+      own_(result.empty() ? std::span<const std::byte>{} : own),
       tx_(tx),
       stats_(stats),
       per_block_(plan::packet_count(std::array{plan::BlockRange{0, 1}}, block_bytes, mtu)) {
@@ -74,7 +75,9 @@ Status AllgatherOp::start() {
             if (failed(s)) return s;
         }
     }
-    return advance();
+    const Status s = advance();  // the first step's packets leave from own_
+    place_own();
+    return s;
 }
 
 Status AllgatherOp::on_packet(Rank src, const PacketHeader& header,
@@ -126,15 +129,37 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
 }
 
 Status AllgatherOp::on_timeout() {
-    const std::size_t last = combines_ ? step_ + 1 : schedule_.size();
-    for (std::size_t step = step_; step < last; ++step) {
+    if (combines_) return step_ < schedule_.size() ? ask_overdue(step_) : status();
+    for (std::size_t step = step_; step < schedule_.size(); ++step) {
         const Arrivals& arrived = arrived_[step];
-        if (!combines_) asked_[step] = Arrivals(arrived.expected());  // a new round of asking
+        asked_[step] = Arrivals(arrived.expected());  // a new round of asking
         for (std::size_t slot = arrived.next_missing(0); slot < arrived.expected();
              slot = arrived.next_missing(slot + 1)) {
             ++stats_.nacks_sent;
             if (const Status s = ask(step, slot); failed(s)) return s;
         }
+    }
+    return status();
+}
+
+Status AllgatherOp::ask_overdue(std::size_t step) {
+    // One sender's packets of a step arrive in the order it sent them, so a missing packet
+    // before the last one in is lost, while those after it may still be on their way: its
+    // sender may be in the middle of the step, or not there yet (a folded rank waits for the
+    // whole exchange). Asking for each of those, every round, would load both NICs with
+    // thousands of NACKs the sender ignores or answers with duplicates. The last packet stands
+    // for them: once it is in, the next round sees every gap before it.
+    const Arrivals& arrived = arrived_[step];
+    std::size_t end = arrived.expected();
+    while (end > 0 && !arrived.has(end - 1)) --end;  // one past the last packet in
+    for (std::size_t slot = arrived.next_missing(0); slot < end;
+         slot = arrived.next_missing(slot + 1)) {
+        ++stats_.nacks_sent;
+        if (const Status s = ask(step, slot); failed(s)) return s;
+    }
+    if (end < arrived.expected()) {
+        ++stats_.nacks_sent;
+        if (const Status s = ask(step, arrived.expected() - 1); failed(s)) return s;
     }
     return status();
 }
@@ -276,16 +301,32 @@ plan::Packet AllgatherOp::expected(std::size_t step, std::size_t slot) const {
 Status AllgatherOp::send(Rank dst, PacketHeader header, const plan::Packet& layout) {
     header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
     if (result_.empty() || layout.pieces.empty()) return tx_.send(dst, header);
-    if (layout.pieces.size() == 1) {
-        const plan::ByteRange piece = layout.pieces.front();
-        return tx_.send(dst, header, result_.subspan(piece.offset, piece.length));
-    }
+    if (layout.pieces.size() == 1) return tx_.send(dst, header, bytes_of(layout.pieces.front()));
     std::vector<std::byte>& gathered = gathered_.emplace_back();
     for (const plan::ByteRange& piece : layout.pieces) {
-        const auto bytes = result_.subspan(piece.offset, piece.length);
+        const auto bytes = bytes_of(piece);
         gathered.insert(gathered.end(), bytes.begin(), bytes.end());
     }
     return tx_.send(dst, header, gathered);
+}
+
+std::span<const std::byte> AllgatherOp::bytes_of(plan::ByteRange piece) {
+    const std::uint64_t own_at = static_cast<std::uint64_t>(rank_) * block_bytes_;
+    if (!own_.empty() && piece.offset < own_at + block_bytes_ &&
+        piece.offset + piece.length > own_at) {
+        if (piece.offset >= own_at && piece.offset + piece.length <= own_at + block_bytes_) {
+            return own_.subspan(piece.offset - own_at, piece.length);
+        }
+        place_own();
+    }
+    return result_.subspan(piece.offset, piece.length);
+}
+
+void AllgatherOp::place_own() {
+    if (own_.empty()) return;
+    std::copy(own_.begin(), own_.end(),
+              result_.begin() + static_cast<std::ptrdiff_t>(rank_ * block_bytes_));
+    own_ = {};
 }
 
 Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,

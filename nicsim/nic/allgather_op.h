@@ -1,7 +1,10 @@
 // An allgather executing a plan::AllgatherSchedule on one rank's NIC (seed 001 §4, §5.2).
 //
 // The result buffer is the gathered buffer of plan/allgather.h: one block of B bytes per rank,
-// origin o's at byte o * B, this rank's own block in place when the collective is posted. Every
+// origin o's at byte o * B, this rank's own block in place when the collective is posted, or
+// given apart (`own`): then its first packets leave from there and the op copies it into place
+// after them, so a peer reading it (a fabric that receives by reading the sender's memory) reads
+// memory this rank does not write meanwhile. Every
 // arriving piece is written where it belongs, and every packet is sent from there: a block
 // reaches this host once and leaves it as often as the schedule (or a NACK) asks, without
 // another copy (only a combined packet whose pieces lie apart is gathered first). An empty result
@@ -37,12 +40,16 @@
 // bit set and is dropped.
 //
 // Reliability is receiver-driven (seed 001 §4.3.1): nothing is acknowledged. When the driver
-// deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends, for
-// each missing packet, a NACK to the peer it expects the packet from: a payload-less packet of
+// deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends NACKs
+// for missing packets, each to the peer it expects the packet from: a payload-less packet of
 // kind nack with the missing packet's seq, step and origin. A combining rank asks only for its
-// current step (the senders of later steps may not be there yet); a hopping rank asks for every
-// missing packet. A NACK's receiver sends the packet again to the NACKer if it has it. A
-// combining sender not yet at that step ignores the NACK: the packet leaves in the normal course.
+// current step (the senders of later steps may not be there yet), and there for the packets
+// missing before the last one in (one sender's packets keep their order) and, if any are
+// missing after it, for the step's last packet alone: its sender may be in the middle of the
+// step or not there yet, and a NACK for every packet still to come, every round, kept both NICs
+// busy with nothing else (17 ranks of 1563 packets each never finished). A hopping rank asks
+// for every missing packet. A NACK's receiver sends the packet again to the NACKer if it has it.
+// A combining sender not yet at that step ignores the NACK: the packet leaves in the normal course.
 // A hopping rank that lacks the packet itself passes the NACK to its own parent in the origin's
 // tree, and forwards the packet down in the normal course once it arrives; so a NACK climbs
 // toward the origin until it meets a rank that has the packet. A rank passes a NACK up only if
@@ -77,11 +84,12 @@ public:
     static bool runs(const plan::AllgatherSchedule& schedule);
 
     // `schedule` is this rank's and outlives the op; `combines` is the algorithm's.
-    // `result` is empty or size * block_bytes long.
+    // `result` is empty or size * block_bytes long; `own` is empty or this rank's block,
+    // block_bytes long, valid and unchanged until the op is done.
     AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
                 const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
                 std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
-                CollectiveStats& stats);
+                CollectiveStats& stats, std::span<const std::byte> own = {});
 
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
@@ -91,6 +99,8 @@ public:
 
 private:
     Status on_data(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    // Combining: the NACKs of one timeout for `step` (see the header comment).
+    Status ask_overdue(std::size_t step);
     Status resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status advance();
@@ -116,6 +126,11 @@ private:
     plan::Packet expected(std::size_t step, std::size_t slot) const;
 
     Status send(Rank dst, PacketHeader header, const plan::Packet& layout);
+    // The bytes of `piece` of the gathered buffer: from own_ while this rank's block is not yet
+    // in result_ (a piece that only partly covers it copies it there first).
+    std::span<const std::byte> bytes_of(plan::ByteRange piece);
+    // Copies own_ into its place in result_, once.
+    void place_own();
     // Sends a hopping packet along `hop` and every hop after it.
     Status send_hops(std::optional<plan::Hop> hop, std::uint32_t index, const plan::Packet& layout);
     void place(const plan::Packet& layout, std::span<const std::byte> payload);
@@ -128,6 +143,7 @@ private:
     std::uint64_t block_bytes_;
     std::uint32_t mtu_;
     std::span<std::byte> result_;
+    std::span<const std::byte> own_;  // this rank's block until copied into result_
     TxQueue& tx_;
     CollectiveStats& stats_;
     std::uint64_t per_block_;  // packets per block

@@ -38,6 +38,25 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
         *why = "--tree " + spec.tree + ": needs the fattree topology (--preset quadrics-elan3)";
         return std::nullopt;
     }
+    // A k-ary n-tree's switches have k links down and k up (seed 003 §2: Quadrics' 8-port Elite
+    // switches, k = 4). N need not be a power of k: the first N ports of the smallest tree that
+    // holds them are populated (seed 003 §6 runs 32 nodes, Table 1 2048), but that tree has at
+    // most FatTree::kMaxLevels levels.
+    const int ports = spec.model.switch_ports;
+    if (ports % 2 != 0 || ports < 4) {
+        *why = "switch_ports=" + std::to_string(ports) +
+               ": a fattree switch has as many links up as down, at least 2 each: an even number "
+               "from 4";
+        return std::nullopt;
+    }
+    std::int64_t capacity = 1;
+    for (int l = 0; l < plan::FatTree::kMaxLevels && capacity < n; ++l) capacity *= ports / 2;
+    if (capacity < n) {
+        *why = "--nodes " + std::to_string(n) + ": a fattree of " + std::to_string(ports) +
+               "-port switches holds at most " + std::to_string(capacity) + " nodes in " +
+               std::to_string(plan::FatTree::kMaxLevels) + " levels";
+        return std::nullopt;
+    }
     Plan p;
     p.tree = spec.tree;
     p.live.assign(static_cast<std::size_t>(n), true);
@@ -58,7 +77,7 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
     }
     p.parts.resize(static_cast<std::size_t>(n));
     const std::vector<plan::NodeRange> groups = plan::live_groups(n, spec.faulty);
-    const plan::FatTree net = plan::FatTree::holding(n, std::max(2, spec.model.switch_ports / 2));
+    const plan::FatTree net = plan::FatTree::holding(n, ports / 2);
     if (spec.tree == "software") {
         // The live nodes in order from the root on, and over those positions a balanced tree
         // with the network's fan-out: position q's children are kq + 1 .. kq + k.

@@ -452,8 +452,8 @@ void seed003_table1(bool full) {
                 known_gap(what, "2/0.582, 3/0.418 (issue: 3 in 0.30..0.55)", depths_text(depths, 1000),
                           three >= 0.30 && three <= 0.55,
                           "every tree here is checked link by link on the fat tree, so 2-step trees exist in "
-                          "the other maps: the paper's 0.418 reflects its own planner's choices (splitting the "
-                          "largest group on a forward overlap gives 0.83 here), not the optimum");
+                          "the other maps; no reading of seed 003 tried (fault counts, source, split choices, "
+                          "list order: README) gives 0.30-0.55 here and 2 in >= 0.95 at 0.8 %");
             }
         }
     }

@@ -128,10 +128,11 @@ nicsim_status_t nicsim_bcast_post(nicsim_group_t *group, int algorithm, int k, i
 
 /* Posts an allgather of `block_bytes` per rank with the algorithm of that index, in packets of at
  * most `packet_bytes` payload bytes. `result` holds size x block_bytes bytes, rank r's block at
- * r x block_bytes, this rank's own already in place; it must stay valid until the request is
- * complete. */
+ * r x block_bytes; it must stay valid until the request is complete. This rank's own block is
+ * either already in place (`own` NULL) or at `own`, valid until the request is complete: the
+ * engine sends it from there and copies it into place itself, after its first packets left. */
 nicsim_status_t nicsim_allgather_post(nicsim_group_t *group, int algorithm, void *result,
-                                      size_t block_bytes, size_t packet_bytes,
+                                      size_t block_bytes, size_t packet_bytes, const void *own,
                                       nicsim_request_t **request);
 
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the

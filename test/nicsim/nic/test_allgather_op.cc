@@ -59,6 +59,7 @@ struct Options {
     double drop = 0;               // probability that a packet is lost
     double refuse = 0;             // probability that the fabric answers `again`
     double early_timeout = 0;      // probability per step that a random agent times out too soon
+    bool own_apart = false;        // each rank's block given apart (post_allgather's `own`)
     int collectives = 3;           // one after the other on each rank
     ChannelConfig channels{2, 0};  // bytes 0: enough for a whole collective; the third
                                    // collective reuses the first one's channel
@@ -97,7 +98,8 @@ public:
           posted_(o.size, 0),
           busy_(o.size, false),
           delivered_data_(o.size, 0),
-          results_(o.size, std::vector<std::vector<std::byte>>(o.collectives)) {
+          results_(o.size, std::vector<std::vector<std::byte>>(o.collectives)),
+          owns_(o.size, std::vector<std::vector<std::byte>>(o.collectives)) {
         AgentConfig config;
         config.channels = o.channels;
         if (config.channels.bytes == 0) {
@@ -126,13 +128,16 @@ public:
     void post(Rank r) {
         const int k = posted_[r]++;
         std::vector<std::byte>& result = results_[r][k];
+        std::vector<std::byte>& own = owns_[r][k];
         if (o_.data) {
             result.assign(o_.size * o_.block, std::byte{0xee});
+            std::vector<std::byte>& mine = o_.own_apart ? own : result;
+            if (o_.own_apart) own.resize(o_.block);
             for (std::uint64_t i = 0; i < o_.block; ++i)
-                result[r * o_.block + i] = reference(k, r, i);
+                mine[(o_.own_apart ? 0 : r * o_.block) + i] = reference(k, r, i);
         }
         Seq seq;
-        ASSERT_EQ(agents_[r].post_allgather(algorithm_, o_.block, o_.mtu, result, &seq),
+        ASSERT_EQ(agents_[r].post_allgather(algorithm_, o_.block, o_.mtu, result, &seq, own),
                   Status::ok);
         ASSERT_EQ(seq, static_cast<Seq>(k));
         busy_[r] = true;
@@ -309,6 +314,7 @@ private:
             for (Agent& a : agents_) a.release(k);
             released_[k] = true;
             for (auto& mine : results_) mine[k] = {};
+            for (auto& mine : owns_) mine[k] = {};
         }
     }
 
@@ -327,6 +333,7 @@ private:
     std::vector<Rank> idle_;
     std::vector<std::size_t> delivered_data_;
     std::vector<std::vector<std::vector<std::byte>>> results_;  // [rank][collective]
+    std::vector<std::vector<std::vector<std::byte>>> owns_;     // own_apart: [rank][collective]
     long completed_total_ = 0;
 };
 
@@ -370,6 +377,7 @@ std::vector<Options> sample(unsigned seed) {
         // About a million bytes gathered in all.
         while (o.block > 0 && std::uint64_t(size) * size * o.block > (1u << 20)) o.block /= 2;
         o.refuse = uniform(0, 2) == 0 ? 0.2 : 0;
+        o.own_apart = uniform(0, 1) == 1;
         o.seed = uniform(1u, 1u << 30);
         cases.push_back(o);
     }
@@ -389,7 +397,8 @@ TEST_P(AllgatherAgents, EveryRankGetsEveryBlockExactlyOnce) {
             o.channels.bytes = std::max<std::uint64_t>(1, o.size * o.block / 4);
         SCOPED_TRACE(testing::Message()
                      << "size " << o.size << " block " << o.block << " mtu " << o.mtu << " refuse "
-                     << o.refuse << " channel bytes " << o.channels.bytes << " seed " << o.seed);
+                     << o.refuse << " own apart " << o.own_apart << " channel bytes "
+                     << o.channels.bytes << " seed " << o.seed);
         Cluster cluster(o);
         cluster.run();
         if (HasFatalFailure()) return;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plan/hwtree.h"
+#include "plan/hwtree_search.h"
 
 namespace nicsim::plan {
 namespace {
@@ -202,6 +203,55 @@ TEST(HwTree, NoFaultsIsOneMulticast) {
         ASSERT_EQ(tree.depth(), 1);
         EXPECT_EQ(tree.steps[0], (HwStep{{nodes / 3, {0, nodes - 1}}}));
     }
+}
+
+// Algorithm 2 as written first: the whole combination sorted and checked again after every
+// split. greedy_hw_tree() keeps indexes instead, and must give the same trees.
+HwTree reference_greedy(const FatTree& net, Rank source, std::span<const NodeRange> groups) {
+    HwTree tree{source, {}};
+    Ranges sources{{source, source}};
+    Ranges pending(groups.begin(), groups.end());
+    std::sort(pending.begin(), pending.end(), [](NodeRange a, NodeRange b) { return a.lo < b.lo; });
+    while (!pending.empty()) {
+        Ranges candidates = pending;
+        for (;;) {
+            sort_groups(net, candidates);
+            candidates.resize(static_cast<std::size_t>(
+                std::min<std::int64_t>(node_count(sources), static_cast<std::int64_t>(candidates.size()))));
+            const Check check = check_combination(net, sources, candidates);
+            if (check.backward) {
+                candidates = split_right(net, check.by_position, *check.backward);
+            } else if (check.forward_level >= 0) {
+                candidates = split_forward(net, candidates,
+                                           forward_splits(net, candidates, check.forward_level).front());
+            } else {
+                tree.steps.push_back(*check.step);
+                pending = subtract(pending, check.by_position);
+                sources = merge(sources, check.by_position);
+                break;
+            }
+        }
+    }
+    return tree;
+}
+
+TEST(HwTree, GreedyGivesTheTreesOfSortingAndCheckingAfterEverySplit) {
+    int compared = 0;
+    for (const Rank nodes : {16, 64, 256, 1024, 4096}) {
+        const FatTree net = FatTree::holding(nodes);
+        for (const double percent : {0.2, 1.0, 3.0, 10.0, 30.0}) {
+            const int faulty = std::max(1, static_cast<int>(nodes * percent / 100));
+            for (unsigned seed = 1; seed <= (nodes >= 4096 ? 10u : 40u); ++seed) {
+                const auto [faults, source] = fault_map(nodes, faulty, seed * 7919 + static_cast<unsigned>(nodes));
+                const Ranges groups = live_groups(nodes, faults);
+                const HwTree fast = greedy_hw_tree(net, source, groups);
+                const HwTree slow = reference_greedy(net, source, groups);
+                ASSERT_EQ(fast.steps, slow.steps) << nodes << " nodes, " << faulty << " faulty, seed " << seed;
+                ++compared;
+            }
+        }
+    }
+    EXPECT_EQ(compared, 4 * 5 * 40 + 5 * 10);
 }
 
 struct Case {

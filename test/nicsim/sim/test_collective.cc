@@ -85,6 +85,34 @@ TEST(Allgather, NoLossMeansNoNackAndNoRetransmission) {
     }
 }
 
+TEST(Allgather, FoldedRanksOfMultiPacketStepsFinishWithoutANackStorm) {
+    // Regression: `nicsim allgather --preset kesavan97 --nodes 17 --bytes 100000 --algorithm rd`
+    // never finished. The folded rank waits for the whole exchange; at each timeout it asked for
+    // every packet of its last step (thousands of 64-byte packets) from a partner not there yet,
+    // which ignored them, and the NACKs kept both NICs too busy for the exchange to progress.
+    // Here the timeout is far below a step's time, so every rank that waits asks, round after
+    // round; the NACKs must stay a small fraction of the packets and every byte must be right.
+    for (const Rank n : {3, 5, 6, 17, 33}) {
+        for (const std::uint64_t bytes : {1000u, 6400u, 20000u}) {
+            CollectiveSpec spec;
+            spec.model = preset_model(*find_preset("kesavan97"));
+            spec.model.nodes = n;
+            spec.model.nack_timeout = 20;
+            spec.bytes = bytes;
+            spec.algorithm = "rd";
+            spec.payloads = true;
+            const CollectiveResult r = must_run(spec);
+            EXPECT_EQ(r.lost, 0u);
+            // A handful per round of timeouts, not one per packet still to come.
+            EXPECT_LE(r.stats.nacks_sent, r.packets / 50 + 20) << n << " nodes, " << bytes << " bytes";
+            EXPECT_LE(r.stats.duplicates, r.stats.retransmitted) << n << " nodes, " << bytes << " bytes";
+            spec.loss = 0.01;  // and what is lost is still asked for and found
+            const CollectiveResult lossy = must_run(spec);
+            EXPECT_GT(lossy.lost, 0u) << n << " nodes, " << bytes << " bytes";
+        }
+    }
+}
+
 TEST(Allgather, AHostOneMillisecondLateLosesNothing) {
     for (const char* algorithm : {"rd", "ab"}) {
         CollectiveSpec spec = gm(16, 6000, algorithm);
