@@ -198,6 +198,10 @@ typedef struct nicoll_module {
     mca_coll_base_module_t *previous_iallgather_module;
     mca_coll_base_module_ibarrier_fn_t previous_ibarrier;
     mca_coll_base_module_t *previous_ibarrier_module;
+
+    /* The communicator's nodes and the most of its ranks on one node, for tuning rules with
+     * nodes or ppn; 0 until the locality is gathered (coll_nicoll_locality.c). */
+    int nodes, ppn;
 } nicoll_module_t;
 
 OBJ_CLASS_DECLARATION(nicoll_module_t);

@@ -53,18 +53,18 @@ void nicoll_tuning_close(void)
 }
 
 /* The table's rule, from the loaded file or else the embedded default: 1 when one matched. */
-static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes,
+static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes, int nodes, int ppn,
                 nicoll_tuning_decision_t *d, const char **from)
 {
     const nicoll_tuning_t *t =
         NULL != NICOLL_C->tuning ? NICOLL_C->tuning : nicoll_tuning_embedded();
-    if (nicoll_tuning_decide(t, section, comm_size, bytes, 0, 0, d)) {
+    if (nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, d)) {
         *from = nicoll_tuning_name(t);
         return 1;
     }
     t = nicoll_tuning_embedded();
     *from = nicoll_tuning_name(t);
-    return nicoll_tuning_decide(t, section, comm_size, bytes, 0, 0, d);
+    return nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, d);
 }
 
 void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
@@ -73,7 +73,10 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
     nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0,
                                   .rule = "none"};
     const char *from = "auto";
-    if (!rule((nicoll_tuning_section_t) coll, size, bytes, &r, &from)) {
+    /* nodes and ppn are known once the communicator's locality is gathered, at its first
+     * collective (before an allgather decides, after a bcast or barrier does): the same on every
+     * rank either way. */
+    if (!rule((nicoll_tuning_section_t) coll, size, bytes, m->nodes, m->ppn, &r, &from)) {
         from = "auto";
     }
     int mca_algorithm, mca_k = NICOLL_AUTO;
@@ -119,11 +122,11 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
             snprintf(k, sizeof(k), "%d", d->k);
         }
         NICOLL_VERBOSE(20, "%s on %s (cid %u), %zu bytes: algorithm %s k %s packet_size %zu "
-                           "(rule %s of %s; MCA variables override)",
+                           "(rule %s of %s, nodes %d ppn %d; MCA variables override)",
                        nicoll_coll_names[coll], m->transport.comm->c_name,
                        (unsigned) m->transport.comm->c_contextid, bytes,
                        nicsim_algorithm_name(table, d->algorithm), k, d->packet_size,
-                       r.rule, from);
+                       r.rule, from, m->nodes, m->ppn);
     }
 }
 
@@ -132,7 +135,8 @@ void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits)
     nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0,
                                   .rule = "none"};
     const char *from = NULL;
-    (void) rule(NICOLL_TUNING_TRANSPORT, comm_size, 0, &r, &from);
+    /* before the locality is known: transport rules match on the communicator size only */
+    (void) rule(NICOLL_TUNING_TRANSPORT, comm_size, 0, 0, 0, &r, &from);
     *packet_size = r.packet_size;
     *credits = r.credits;
 }

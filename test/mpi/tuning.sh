@@ -105,6 +105,19 @@ auto_allgather() {
 }
 check "a rule saying auto: allgather rd for one packet's result, ab beyond" auto_allgather
 
+# Locality: a rule for one node and 3 processes per node comes before the general rule; on this
+# machine (one node, 3 ranks) it decides every bcast (which all run after the locality is
+# gathered), and a rule for 2+ nodes never does.
+cat >"$dir/locality.json" <<'JSON'
+{"version": 1,
+ "bcast": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "nodes": [2, "inf"], "algorithm": "binary"},
+           {"comm_size": [2, "inf"], "bytes": [0, "inf"], "nodes": 1, "ppn": 3, "algorithm": "chain"},
+           {"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "binomial"}]}
+JSON
+mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 --mca coll_nicoll_stats 1 \
+    --mca coll_nicoll_tuning_file "$dir/locality.json" "$bench" bcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
+check "a rule with nodes 1 and ppn 3 decides on one node of 3 ranks (chain)" ran_only bcast chain
+
 # Packet sizes and credits from a file: the transport section's for the communicator, a bcast
 # rule's for its calls; test_coll's packet-boundary counts at both, every check passing.
 cat >"$dir/packets.json" <<'JSON'
