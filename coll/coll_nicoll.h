@@ -51,6 +51,9 @@ typedef enum nicoll_coll {
     NICOLL_COLLS
 } nicoll_coll_t;
 
+/* The most algorithms an engine table has (nicsim_algorithm_count). */
+#define NICOLL_MAX_ALGORITHMS 8
+
 /* Counters exported as MPI_T performance variables (coll_nicoll_<name>) and printed at
  * MPI_Finalize with coll_nicoll_stats. */
 typedef struct nicoll_coll_stats {
@@ -65,6 +68,9 @@ typedef struct nicoll_stats {
     unsigned long long packets_received;  /* engine packets taken from the transport */
     unsigned long long packets_forwarded; /* broadcast packets passed on as they arrived */
     unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
+    /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
+     * algorithm index: which algorithm the tuning decisions made run */
+    unsigned long long algorithm[3][NICOLL_MAX_ALGORITHMS];
 } nicoll_stats_t;
 
 /* "auto" in an algorithm or number variable: the engine's model-based choice. */
@@ -84,6 +90,7 @@ typedef struct nicoll_component {
     char *packet_size_name;
     char *credits_name;
     char *transport_name;
+    char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
 
     /* derived from them: an engine table index, a number, or NICOLL_AUTO */
     int bcast_algorithm;
@@ -94,6 +101,9 @@ typedef struct nicoll_component {
     int credits;
     int transport; /* NICOLL_TRANSPORT_*, or NICOLL_AUTO */
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
+    int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
+
+    const struct nicoll_tuning *tuning; /* the tuning file's table, or the embedded default */
 
     int output; /* opal_output stream at `verbose` */
     nicoll_stats_t stats;
@@ -188,6 +198,10 @@ typedef struct nicoll_module {
     mca_coll_base_module_t *previous_iallgather_module;
     mca_coll_base_module_ibarrier_fn_t previous_ibarrier;
     mca_coll_base_module_t *previous_ibarrier_module;
+
+    /* The communicator's nodes and the most of its ranks on one node, for tuning rules with
+     * nodes or ppn; 0 until the locality is gathered (coll_nicoll_locality.c). */
+    int nodes, ppn;
 } nicoll_module_t;
 
 OBJ_CLASS_DECLARATION(nicoll_module_t);
@@ -245,6 +259,23 @@ int nicoll_pack(const void *buf, size_t count, const struct ompi_datatype_t *typ
                 size_t bytes);
 int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
                   const struct ompi_datatype_t *type);
+
+/* Tuning (coll_nicoll_tuning.c): each choice comes from its MCA variable when that is not auto,
+ * else from the tuning file's rule (coll_nicoll_tuning_file), else from the embedded default
+ * table's, and "auto" there is the engine's model-based choice. */
+typedef struct nicoll_decision {
+    int algorithm;      /* engine table index */
+    int k;              /* kbinomial fanout, 0: the best for the packet count (Theorem 3) */
+    size_t packet_size; /* payload bytes per packet */
+} nicoll_decision_t;
+/* Loads the tuning file once per process (at init_query); a broken one gets one warning, from
+ * rank 0 of MPI_COMM_WORLD, and the embedded default is used. */
+void nicoll_tuning_open(void);
+void nicoll_tuning_close(void);
+void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes,
+                   nicoll_decision_t *d);
+/* The tuning table's transport rule for a communicator size: packet size and credits, 0: auto. */
+void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits);
 
 /* The engine's packet size and credits on a communicator of `comm_size` ranks: the MCA values,
  * or auto's choice. */

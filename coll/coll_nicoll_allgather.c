@@ -16,8 +16,10 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
     ompi_datatype_type_size(rtype, &type_size);
     const size_t block = (size_t) rcount * type_size, total = block * (size_t) size;
 
+    nicoll_decision_t d;
+    nicoll_decide(m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, block, &d);
     /* Beyond the engine's packet numbering: every rank sees the same sizes, so all fall back. */
-    if (total / m->transport.packet_size >= NICOLL_ALLGATHER_MAX_PACKETS) {
+    if (total / d.packet_size >= NICOLL_ALLGATHER_MAX_PACKETS) {
         ++mca_coll_nicoll_component.stats.coll[NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER]
               .fallbacks;
         return NULL == request
@@ -63,12 +65,8 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
             s = packed_ok ? NICSIM_OK : NICSIM_ERR_INVALID;
         }
         if (NICSIM_OK == s) {
-            /* auto: recursive doubling, whose log N steps carry combined packets. */
-            const int algorithm = NICOLL_AUTO == mca_coll_nicoll_component.allgather_algorithm
-                                      ? 0
-                                      : mca_coll_nicoll_component.allgather_algorithm;
-            s = nicsim_allgather_post(m->transport.group, algorithm, flat, block,
-                                      m->transport.packet_size, send_from, &req->engine);
+            s = nicsim_allgather_post(m->transport.group, d.algorithm, flat, block,
+                                      d.packet_size, send_from, &req->engine);
         }
     }
     return nicoll_start(req, s, request);

@@ -11,13 +11,11 @@ static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, n
     if (NULL == req) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    /* auto: dissemination, which never takes more rounds than recursive doubling. */
-    const int algorithm = NICOLL_AUTO == mca_coll_nicoll_component.barrier_algorithm
-                              ? 0
-                              : mca_coll_nicoll_component.barrier_algorithm;
     nicsim_status_t s = nicoll_transport_ready(m);
     if (NICSIM_OK == s) {
-        s = nicsim_barrier_post(m->transport.group, algorithm, &req->engine);
+        nicoll_decision_t d;
+        nicoll_decide(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER, 0, &d);
+        s = nicsim_barrier_post(m->transport.group, d.algorithm, &req->engine);
     }
     return nicoll_start(req, s, request);
 }

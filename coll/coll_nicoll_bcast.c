@@ -7,7 +7,6 @@
 static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                  struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
 {
-    const nicoll_component_t *c = &mca_coll_nicoll_component;
     const nicoll_coll_t coll = NULL == request ? NICOLL_BCAST : NICOLL_IBCAST;
     size_t type_size;
     ompi_datatype_type_size(type, &type_size);
@@ -37,11 +36,10 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
             }
         }
         if (NICSIM_OK == s) {
-            const int algorithm =
-                NICOLL_AUTO == c->bcast_algorithm ? c->bcast_kbinomial : c->bcast_algorithm;
-            s = nicsim_bcast_post(m->transport.group, algorithm,
-                                  NICOLL_AUTO == c->bcast_k ? 0 : c->bcast_k, root, flat, bytes,
-                                  m->transport.packet_size, &req->engine);
+            nicoll_decision_t d;
+            nicoll_decide(m, coll, bytes, &d);
+            s = nicsim_bcast_post(m->transport.group, d.algorithm, d.k, root, flat, bytes,
+                                  d.packet_size, &req->engine);
         }
     }
     return nicoll_start(req, s, request);

@@ -89,8 +89,8 @@ static nicoll_param_t nicoll_params[] = {
     {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
      &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0, NULL}, &NICOLL_C->bcast_algorithm},
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Fanout of the k-binomial broadcast tree, 1..64, or auto: the k with the fewest steps for "
-     "the message's packets (seed 002, Theorem 3).",
+     "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
+     "with the fewest steps for the message's packets (seed 002, Theorem 3).",
      &NICOLL_C->bcast_k_name, {-1, 1, 64, NULL}, &NICOLL_C->bcast_k},
     {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
      &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0, NULL},
@@ -113,6 +113,12 @@ static nicoll_param_t nicoll_params[] = {
      "communicator is on one node and the kernel allows it, else pml), or auto (shm where "
      "it can, else pml). Must be the same on every rank.",
      &NICOLL_C->transport_name, {-1, 0, 0, transport_names}, &NICOLL_C->transport},
+    {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
+     "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
+     "communicator size and message size, the algorithm and its parameters. Empty: the embedded "
+     "default table. The MCA variables above override it where they are not auto; a file with "
+     "an error gets one warning and the embedded default is used.",
+     &NICOLL_C->tuning_file, {0, 0, 0, NULL}, NULL},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -217,6 +223,18 @@ static void register_pvars(const mca_base_component_t *c)
                   &s->packets_forwarded);
     register_pvar(c, "credit_stalls", "engine packets that waited for a flow-control credit",
                   &s->credit_stalls);
+    /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
+    static const char *const tables[3] = {"barrier", "bcast", "allgather"};
+    for (int t = 0; t < 3; ++t) {
+        for (int a = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {
+            char name[64], help[160];
+            snprintf(name, sizeof(name), "%s_%s_calls", tables[t], nicsim_algorithm_name(t, a));
+            snprintf(help, sizeof(help),
+                     "MPI_%s and its nonblocking form: calls this process posted with %s (the "
+                     "tuning decision)", tables[t], nicsim_algorithm_name(t, a));
+            register_pvar(c, name, help, &s->algorithm[t][a]);
+        }
+    }
 }
 
 static int nicoll_register(void)
@@ -228,14 +246,16 @@ static int nicoll_register(void)
         const char *auto_choice;
     } tables[3] = {
         {NICSIM_COLL_BCAST, "MPI_Bcast's tree", "kbinomial with the best k"},
-        {NICSIM_COLL_ALLGATHER, "MPI_Allgather's algorithm", "rd"},
+        {NICSIM_COLL_ALLGATHER, "MPI_Allgather's algorithm",
+         "rd while the result fits in one packet, else ab"},
         {NICSIM_COLL_BARRIER, "MPI_Barrier's algorithm", "dissemination"},
     };
     for (int i = 0; i < 3; ++i) {
         char names[256];
         algorithm_names(tables[i].coll, names, sizeof(names));
         snprintf(algorithm_help[i], sizeof(algorithm_help[i]),
-                 "%s, one of: auto (%s), %s (see nicsim algorithms).", tables[i].what,
+                 "%s, one of: auto (the tuning table's rule, else %s), %s (see nicsim algorithms).",
+                 tables[i].what,
                  tables[i].auto_choice, names);
     }
     int next_help = 0;
@@ -257,6 +277,7 @@ static int nicoll_register(void)
     }
     register_pvars(c);
     NICOLL_C->bcast_kbinomial = nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial");
+    NICOLL_C->allgather_ab = nicsim_algorithm_find(NICSIM_COLL_ALLGATHER, "ab");
 
     if (NICOLL_C->verbose < 0) {
         opal_output(0, "nicoll: coll_nicoll_verbose=%d: must be >= 0; using 0", NICOLL_C->verbose);
@@ -275,6 +296,12 @@ size_t nicoll_packet_size(int comm_size)
     if (NICOLL_AUTO != NICOLL_C->packet_size) {
         return (size_t) NICOLL_C->packet_size;
     }
+    size_t tuned;
+    int credits;
+    nicoll_decide_transport(comm_size, &tuned, &credits);
+    if (0 != tuned) {
+        return tuned;
+    }
     return 2 == comm_size ? NICOLL_AUTO_PACKET_SIZE_PAIR : NICOLL_AUTO_PACKET_SIZE;
 }
 
@@ -282,6 +309,12 @@ int nicoll_credits(int comm_size)
 {
     if (NICOLL_AUTO != NICOLL_C->credits) {
         return NICOLL_C->credits;
+    }
+    size_t packet_size;
+    int tuned;
+    nicoll_decide_transport(comm_size, &packet_size, &tuned);
+    if (0 != tuned) {
+        return tuned;
     }
     int credits = NICOLL_AUTO_RECV_SLOTS / (comm_size > 1 ? comm_size - 1 : 1);
     return credits < 1 ? 1 : credits > NICOLL_AUTO_CREDITS ? NICOLL_AUTO_CREDITS : credits;
@@ -310,11 +343,23 @@ static void print_stats(void)
     opal_output(0, "nicoll: stats rank %u packets: sent %llu received %llu forwarded %llu "
                 "credit stalls %llu", rank, s->packets_sent, s->packets_received,
                 s->packets_forwarded, s->credit_stalls);
+    for (int t = 0; t < 3; ++t) {
+        char line[256] = "";
+        for (int a = 0, used = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {
+            used += snprintf(line + used, sizeof(line) - used, " %s %llu",
+                             nicsim_algorithm_name(t, a), s->algorithm[t][a]);
+        }
+        opal_output(0, "nicoll: stats rank %u %s algorithms:%s", rank,
+                    NICSIM_COLL_BARRIER == t ? "barrier" : NICSIM_COLL_BCAST == t ? "bcast"
+                                                                                  : "allgather",
+                    line);
+    }
 }
 
 static int nicoll_close(void)
 {
     print_stats();
+    nicoll_tuning_close();
     if (NICOLL_C->output >= 0) {
         opal_output_close(NICOLL_C->output);
         NICOLL_C->output = -1;
@@ -326,5 +371,6 @@ static int nicoll_init_query(bool enable_progress_threads, bool enable_mpi_threa
 {
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
+    nicoll_tuning_open();
     return OMPI_SUCCESS;
 }

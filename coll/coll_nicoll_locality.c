@@ -80,8 +80,13 @@ int nicoll_locality_order(nicoll_module_t *m, int *order)
                                    comm, m->previous_allgather_module);
     if (OMPI_SUCCESS == rc) {
         qsort(places, size, sizeof(*places), by_place);
+        int run = 0;
+        m->nodes = m->ppn = 0;
         for (int i = 0; i < size; ++i) {
             order[i] = places[i].rank;
+            run = 0 < i && places[i].node == places[i - 1].node ? run + 1 : 1;
+            m->nodes += 1 == run;
+            m->ppn = run > m->ppn ? run : m->ppn;
         }
     }
     free(places);

@@ -17,6 +17,7 @@ static void nicoll_module_construct(nicoll_module_t *m)
     m->transport.buffers = NULL;
     m->previous_bcast_module = m->previous_allgather_module = m->previous_barrier_module = NULL;
     m->previous_ibcast_module = m->previous_iallgather_module = m->previous_ibarrier_module = NULL;
+    m->nodes = m->ppn = 0;
 }
 
 static void nicoll_module_destruct(nicoll_module_t *m)

@@ -7,7 +7,7 @@ check "ompi_info lists MCA coll: nicoll" sh -c 'printf "%s\n" "$1" | grep -q "MC
 
 params=$("$OMPI_INFO" --param coll nicoll --level 9 2>&1)
 for var in priority verbose stats bcast_algorithm bcast_k allgather_algorithm barrier_algorithm \
-           packet_size credits; do
+           packet_size credits tuning_file; do
     check "ompi_info --param coll nicoll shows coll_nicoll_$var with help" \
         sh -c 'printf "%s\n" "$1" | grep -A1 "\"coll_nicoll_$2\"" | sed -n 2p | grep -q "[[:alpha:]]"' \
         _ "$params" "$var"
@@ -17,7 +17,7 @@ check "barrier_algorithm help names the engine's algorithms" \
 check "bcast_algorithm help names the engine's tree shapes" \
     sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "binomial, binary, chain, kbinomial"' _ "$params"
 check "allgather_algorithm help names the engine's NIC-based algorithms only" \
-    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "auto (rd), rd, ab (see"' _ "$params"
+    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "auto (the tuning table.s rule, else rd while the result fits in one packet, else ab), rd, ab (see"' _ "$params"
 
 bad=$(mpirun_test -np 2 --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_barrier_algorithm bogus \
           "$top_builddir/test/mpi/test_barrier" 10 2>&1)

@@ -1,0 +1,68 @@
+// The C side of the tuning table (nicoll_tuning.h) over tuning/table.h.
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "nicoll_tuning.h"
+#include "table.h"
+
+using nicoll::tuning::Table;
+
+struct nicoll_tuning {
+    Table table;
+};
+
+extern "C" {
+
+nicoll_tuning_t* nicoll_tuning_load(const char* path, char* error, size_t error_size) {
+    nicoll::tuning::LoadResult r = nicoll::tuning::load_table_file(path);
+    if (!r.table) {
+        std::string why = r.errors.empty() ? std::string(path) + ": not loaded" : r.errors.front();
+        if (r.errors.size() > 1)
+            why += " (and " + std::to_string(r.errors.size() - 1) + " more errors)";
+        if (error != nullptr && error_size > 0) std::snprintf(error, error_size, "%s", why.c_str());
+        return nullptr;
+    }
+    auto* t = new (std::nothrow) nicoll_tuning{std::move(*r.table)};
+    if (t == nullptr && error != nullptr && error_size > 0)
+        std::snprintf(error, error_size, "%s: out of memory", path);
+    return t;
+}
+
+void nicoll_tuning_free(nicoll_tuning_t* table) {
+    delete table;
+}
+
+const nicoll_tuning_t* nicoll_tuning_embedded(void) {
+    static const nicoll_tuning embedded{nicoll::tuning::embedded_table()};
+    return &embedded;
+}
+
+const char* nicoll_tuning_name(const nicoll_tuning_t* table) {
+    return table->table.name.c_str();
+}
+
+const char* nicoll_tuning_provenance(const nicoll_tuning_t* table) {
+    return table->table.provenance.c_str();
+}
+
+int nicoll_tuning_decide(const nicoll_tuning_t* table, nicoll_tuning_section_t section,
+                         int comm_size, size_t bytes, int nodes, int ppn,
+                         nicoll_tuning_decision_t* decision) {
+    nicoll::tuning::Query q;
+    q.section = static_cast<nicoll::tuning::Section>(section);
+    q.comm_size = comm_size;
+    q.bytes = bytes;
+    q.nodes = nodes;
+    q.ppn = ppn;
+    const nicoll::tuning::Rule* r = nicoll::tuning::decide(table->table, q);
+    if (r == nullptr) return 0;
+    decision->algorithm = r->algorithm;
+    decision->k = r->k;
+    decision->packet_size = static_cast<size_t>(r->packet_size);
+    decision->credits = r->credits;
+    decision->rule = r->name.c_str();
+    return 1;
+}
+
+}  // extern "C"

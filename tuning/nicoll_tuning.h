@@ -1,0 +1,60 @@
+/*
+ * nicoll tuning: the C API the component (coll/) uses to read tuning files and ask for decisions.
+ *
+ * Narrow on purpose, like nicsim.h: an opaque table, a load that either takes a whole file or
+ * reports why not, and one decision call. The C++ side is tuning/table.h.
+ */
+#ifndef NICOLL_TUNING_H
+#define NICOLL_TUNING_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A tuning file's sections, in the order of the component's nicoll_coll_t, then the
+ * communicator-wide transport settings. */
+typedef enum nicoll_tuning_section {
+    NICOLL_TUNING_BARRIER = 0,
+    NICOLL_TUNING_BCAST,
+    NICOLL_TUNING_ALLGATHER,
+    NICOLL_TUNING_IBARRIER,
+    NICOLL_TUNING_IBCAST,
+    NICOLL_TUNING_IALLGATHER,
+    NICOLL_TUNING_TRANSPORT
+} nicoll_tuning_section_t;
+
+typedef struct nicoll_tuning nicoll_tuning_t;
+
+/* What a rule decided; 0 or -1 mean auto, as in the MCA variables. */
+typedef struct nicoll_tuning_decision {
+    int algorithm;            /* engine table index (nicsim_algorithm_find), -1: auto */
+    int k;                    /* kbinomial fanout, 0: auto (Theorem 3 for the packet count) */
+    size_t packet_size;       /* 0: auto */
+    int credits;              /* transport only, 0: auto */
+    const char *rule;         /* which rule, "bcast[2]"; lives as long as the table */
+} nicoll_tuning_decision_t;
+
+/* Reads and validates a tuning file. NULL when it cannot be used, with its first error in
+ * `error` ("FILE:LINE:COL: PATH: REASON", and how many more there are). */
+nicoll_tuning_t *nicoll_tuning_load(const char *path, char *error, size_t error_size);
+void nicoll_tuning_free(nicoll_tuning_t *table);
+/* The table compiled into the component (tuning/default.json), never NULL. */
+const nicoll_tuning_t *nicoll_tuning_embedded(void);
+/* Where the table came from: its path, or "embedded default"; and its provenance line. */
+const char *nicoll_tuning_name(const nicoll_tuning_t *table);
+const char *nicoll_tuning_provenance(const nicoll_tuning_t *table);
+
+/* The decision of the first rule matching (section, comm_size, bytes, nodes, ppn); nodes and ppn
+ * 0 when unknown. Returns 1 with *decision set, or 0 when the table has no rules for the section
+ * (then the caller asks the next table). */
+int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t section,
+                         int comm_size, size_t bytes, int nodes, int ppn,
+                         nicoll_tuning_decision_t *decision);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NICOLL_TUNING_H */

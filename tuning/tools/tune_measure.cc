@@ -1,0 +1,407 @@
+// nicoll-tune generate --measure and calibrate: nicoll-bench under mpirun on this machine.
+//
+// Each measurement is one mpirun of nicoll-bench over all sizes, with the collective's algorithm
+// forced by its MCA variable; its Median(us) column (the median over iterations of the slowest
+// rank's time) is the cell's time for that run, and the median over --runs runs is compared.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "tune.h"
+
+namespace nicoll::tune {
+
+namespace {
+
+struct Bench {
+    std::string mpirun = "mpirun";
+    std::string extra;  // --mpirun-args
+    std::string bench;  // nicoll-bench's path
+};
+
+std::string default_bench() {
+#ifdef NICOLL_BUILD_DIR
+    const std::string built = std::string(NICOLL_BUILD_DIR) + "/examples/nicoll-bench";
+    if (access(built.c_str(), X_OK) == 0) return built;
+#endif
+    return "nicoll-bench";
+}
+
+// size -> Median(us) of one nicoll-bench run; empty with *why when the run failed.
+std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
+                                                         const std::string& mca,
+                                                         const std::string& coll,
+                                                         const std::string& sizes, int iterations,
+                                                         std::string* why) {
+    const std::string cmd =
+        b.mpirun + " -np " + std::to_string(np) +
+        " --oversubscribe --mca mpi_yield_when_idle 1 --mca coll nicoll,tuned,basic,libnbc,self " +
+        b.extra + " " + mca + " " + b.bench + " " + coll +
+        (coll.find("barrier") != std::string::npos ? "" : " --sizes " + sizes) + " -i " +
+        std::to_string(iterations) + " -x " + std::to_string(std::max(1, iterations / 10)) +
+        " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) {
+        *why = "cannot run: " + cmd;
+        return std::nullopt;
+    }
+    std::map<std::uint64_t, double> out;
+    std::string all;
+    char line[1024];
+    bool by_nicoll = false;
+    while (std::fgets(line, sizeof(line), p) != nullptr) {
+        all += line;
+        std::string l(line);
+        if (l.rfind("# run by nicoll:", 0) == 0) by_nicoll = l.find(" 0 of") == std::string::npos;
+        if (l.empty() || l[0] == '#') continue;
+        std::istringstream in(l);
+        std::vector<std::string> f;
+        for (std::string w; in >> w;) f.push_back(w);
+        if (f.empty()) continue;
+        char* end = nullptr;
+        const double median = std::strtod(f.back().c_str(), &end);
+        if (end == f.back().c_str()) continue;
+        out[f.size() == 2 ? 0 : std::strtoull(f[0].c_str(), nullptr, 10)] = median;
+    }
+    const int status = pclose(p);
+    if (status != 0 || out.empty() || !by_nicoll) {
+        *why = "`" + cmd + "` " +
+               (status != 0  ? "failed"
+                : !by_nicoll ? "did not run nicoll"
+                             : "printed no times") +
+               ":\n" + all;
+        return std::nullopt;
+    }
+    return out;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+std::string clock_text(double s) {
+    char buf[32];
+    const long t = std::lround(s);
+    std::snprintf(buf, sizeof(buf), "%ld:%02ld", t / 60, t % 60);
+    return buf;
+}
+
+std::string now_utc() {
+    char buf[64];
+    const std::time_t t = std::time(nullptr);
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+std::string machine() {
+    utsname u{};
+    uname(&u);
+    return std::string(u.nodename) + ", " + u.sysname + " " + u.release + " " + u.machine + ", " +
+           std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores online";
+}
+
+bool write_out(const Options& o, const std::string& text, const char* command) {
+    if (!o.has("--out") || o.text("--out") == "-") {
+        std::fputs(text.c_str(), stdout);
+        return true;
+    }
+    std::ofstream out(o.text("--out"));
+    out << text;
+    if (!out.flush()) {
+        std::fprintf(stderr, "nicoll-tune %s: %s: cannot write\n", command,
+                     o.text("--out").c_str());
+        return false;
+    }
+    std::fprintf(stderr, "nicoll-tune %s: wrote %s\n", command, o.text("--out").c_str());
+    return true;
+}
+
+Bench bench_from(const Options& o) {
+    Bench b;
+    b.bench = o.text("--bench", default_bench());
+    b.extra = o.text("--mpirun-args");
+    return b;
+}
+
+}  // namespace
+
+int cmd_generate_measure(const Args& args) {
+    std::string why;
+    auto o = parse_options(args,
+                           {"--np", "--sizes", "--iterations", "--runs", "--out", "--bench",
+                            "--mpirun-args", "--ks", "--packet-sizes"},
+                           {"--measure"}, &why);
+    if (!o) return usage_error("generate", why);
+    if (!o->has("--np")) return usage_error("generate", "--measure needs --np LIST");
+    auto nps = parse_list(o->text("--np"), 2, 256, &why);
+    if (!nps) return usage_error("generate", "--np: " + why);
+    const std::string sizes_text = o->text("--sizes", "8,512,4k,32k,256k,1M");
+    auto sizes = parse_list(sizes_text, 1, std::uint64_t{1} << 30, &why);
+    if (!sizes) return usage_error("generate", "--sizes: " + why);
+    auto iterations = parse_list(o->text("--iterations", "200"), 1, 100000, &why);
+    if (!iterations || iterations->size() != 1)
+        return usage_error("generate", "--iterations: " + (iterations ? "one number" : why));
+    auto runs = parse_list(o->text("--runs", "3"), 1, 99, &why);
+    if (!runs || runs->size() != 1)
+        return usage_error("generate", "--runs: " + (runs ? "one number" : why));
+    std::string sizes_arg;
+    for (auto s : *sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
+    const Bench b = bench_from(*o);
+
+    // Parameter sets: kbinomial with auto k and each --ks value; each data-moving algorithm with
+    // the auto packet size and each --packet-sizes value.
+    std::vector<std::uint64_t> ks{0}, packets{0};
+    if (o->has("--ks")) {
+        auto list = parse_list(o->text("--ks"), 1, tuning::kMaxK, &why);
+        if (!list) return usage_error("generate", "--ks: " + why);
+        ks.insert(ks.end(), list->begin(), list->end());
+    }
+    if (o->has("--packet-sizes")) {
+        auto list = parse_list(o->text("--packet-sizes"), 1, tuning::kMaxPacketSize, &why);
+        if (!list) return usage_error("generate", "--packet-sizes: " + why);
+        packets.insert(packets.end(), list->begin(), list->end());
+    }
+    struct Candidate {
+        tuning::Section section;
+        std::string coll, var, algorithm;
+        int k = 0;
+        std::uint64_t packet = 0;
+        std::string label() const {
+            return algorithm + (k > 0 ? " k=" + std::to_string(k) : "") +
+                   (packet > 0 ? " packet=" + tuning::format_size(packet) : "");
+        }
+        std::string mca() const {
+            return "--mca coll_nicoll_" + var + " " + algorithm +
+                   (k > 0 ? " --mca coll_nicoll_bcast_k " + std::to_string(k) : "") +
+                   (packet > 0 ? " --mca coll_nicoll_packet_size " + std::to_string(packet) : "");
+        }
+    };
+    std::vector<Candidate> candidates;
+    for (std::uint64_t p : packets) {
+        for (std::uint64_t k : ks) {
+            candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", "kbinomial",
+                                  static_cast<int>(k), p});
+        }
+        for (const char* a : {"binomial", "binary", "chain"})
+            candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", a, 0, p});
+        for (const char* a : {"rd", "ab"})
+            candidates.push_back(
+                {tuning::Section::Allgather, "allgather", "allgather_algorithm", a, 0, p});
+    }
+    for (const char* a : {"dissemination", "recursive_doubling"})
+        candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm", a, 0, 0});
+
+    // times[candidate][np][size] = one value per run
+    std::vector<std::map<std::uint64_t, std::map<std::uint64_t, std::vector<double>>>> times(
+        candidates.size());
+    const std::size_t total = candidates.size() * nps->size() * (*runs)[0];
+    std::size_t done = 0;
+    const auto start = std::chrono::steady_clock::now();
+    std::fprintf(
+        stderr,
+        "nicoll-tune generate: %zu mpirun runs (%zu candidates x np %s x %llu runs), started %s\n",
+        total, candidates.size(), o->text("--np").c_str(),
+        static_cast<unsigned long long>((*runs)[0]), now_utc().c_str());
+    // Runs interleave (run 1 of everything, then run 2...), so a burst of load elsewhere on the
+    // machine spreads over the candidates instead of falling on one.
+    for (std::uint64_t r = 0; r < (*runs)[0]; ++r) {
+        for (std::uint64_t np : *nps) {
+            for (std::size_t c = 0; c < candidates.size(); ++c) {
+                const double elapsed =
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                const double left = done == 0 ? 0
+                                              : elapsed / static_cast<double>(done) *
+                                                    static_cast<double>(total - done);
+                const int width = 30, filled = static_cast<int>(width * done / total);
+                std::fprintf(
+                    stderr,
+                    "\r[%s%s] %3zu/%zu  np %llu %-9s %-28s run %llu  elapsed %s  left %s   ",
+                    std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                    done, total, static_cast<unsigned long long>(np), candidates[c].coll.c_str(),
+                    candidates[c].label().c_str(), static_cast<unsigned long long>(r + 1),
+                    clock_text(elapsed).c_str(),
+                    done == 0 ? "?" : ("~" + clock_text(left)).c_str());
+                auto out =
+                    run_bench(b, static_cast<int>(np), candidates[c].mca(), candidates[c].coll,
+                              sizes_arg, static_cast<int>((*iterations)[0]), &why);
+                if (!out) {
+                    std::fprintf(stderr, "\nnicoll-tune generate: %s\n", why.c_str());
+                    return 1;
+                }
+                for (const auto& [size, us] : *out) times[c][np][size].push_back(us);
+                ++done;
+            }
+        }
+    }
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "\r[%s] %zu/%zu  done in %s, %s%40s\n", std::string(30, '#').c_str(), done,
+                 total, clock_text(elapsed).c_str(), now_utc().c_str(), "");
+
+    std::vector<Grid> grids;
+    std::string measured = "\"medians_us\": {";
+    for (tuning::Section s :
+         {tuning::Section::Bcast, tuning::Section::Allgather, tuning::Section::Barrier}) {
+        Grid g;
+        g.section = s;
+        g.comm_sizes = *nps;
+        g.sizes = s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : *sizes;
+        for (std::uint64_t np : *nps) {
+            std::vector<Choice> row;
+            for (std::uint64_t size : g.sizes) {
+                Choice best;
+                double best_us = INFINITY;
+                for (std::size_t c = 0; c < candidates.size(); ++c) {
+                    if (candidates[c].section != s) continue;
+                    const double us = median(times[c][np][size]);
+                    char key[192];
+                    std::snprintf(key, sizeof(key), "%s\"%s np %llu %llu B %s\": %.2f",
+                                  measured.back() == '{' ? "" : ", ", candidates[c].coll.c_str(),
+                                  static_cast<unsigned long long>(np),
+                                  static_cast<unsigned long long>(size),
+                                  candidates[c].label().c_str(), us);
+                    measured += key;
+                    if (us < best_us) {
+                        best_us = us;
+                        best = {candidates[c].algorithm, candidates[c].k, candidates[c].packet};
+                    }
+                }
+                row.push_back(best);
+            }
+            g.best.push_back(std::move(row));
+        }
+        grids.push_back(std::move(g));
+    }
+    std::vector<std::string> provenance;
+    provenance.push_back(
+        "\"generated_by\": " +
+        quote(
+            "nicoll-tune generate --measure --np " + o->text("--np") + " --sizes " + sizes_text +
+            " --iterations " + std::to_string((*iterations)[0]) + " --runs " +
+            std::to_string((*runs)[0]) + (o->has("--ks") ? " --ks " + o->text("--ks") : "") +
+            (o->has("--packet-sizes") ? " --packet-sizes " + o->text("--packet-sizes") : "") +
+            (o->has("--mpirun-args") ? " --mpirun-args '" + o->text("--mpirun-args") + "'" : "")));
+    provenance.push_back("\"date\": " + quote(now_utc()));
+    provenance.push_back("\"machine\": " + quote(machine()));
+    provenance.push_back(
+        "\"method\": \"nicoll-bench under mpirun --oversubscribe --mca mpi_yield_when_idle 1, each "
+        "algorithm forced by its MCA variable; per size the median over runs of nicoll-bench's "
+        "Median(us); the lowest kept; k and packet sizes auto unless --ks or --packet-sizes name "
+        "candidates\"");
+    provenance.push_back(measured + "}");
+    const std::string text = write_table(grids, provenance);
+    tuning::LoadResult check = tuning::load_table(text, "generated table");
+    if (!check.table) {
+        std::fprintf(stderr,
+                     "nicoll-tune generate: internal error, the generated table is invalid: %s\n",
+                     check.errors.front().c_str());
+        return 1;
+    }
+    return write_out(*o, text, "generate") ? 0 : 1;
+}
+
+// t0, r_inf and n_1/2 as seed 004 (App. A) defines them: a least-squares line through the
+// one-way times t(n) = t0 + n / r_inf, and n_1/2 = t0 * r_inf, the size at half the peak rate.
+// One way: half a ping-pong is what FM measured; here a broadcast on 2 ranks is one way from the
+// root, the time the receiver has it, which nicoll-bench's slowest-rank time is.
+int cmd_calibrate(const Args& args) {
+    std::string why;
+    auto o = parse_options(args, {"--out", "--bench", "--mpirun-args", "--iterations"}, {}, &why);
+    if (!o) return usage_error("calibrate", why);
+    auto iterations = parse_list(o->text("--iterations", "200"), 1, 100000, &why);
+    if (!iterations || iterations->size() != 1)
+        return usage_error("calibrate", "--iterations: " + (iterations ? "one number" : why));
+    const Bench b = bench_from(*o);
+    const int it = static_cast<int>((*iterations)[0]);
+    const std::vector<std::uint64_t> sizes = {8, 1024, 8192, 65536, 262144, 1048576};
+    std::string sizes_arg;
+    for (auto s : sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
+    std::fprintf(stderr, "nicoll-tune calibrate: 4 mpirun runs, started %s\n", now_utc().c_str());
+    auto one_way = run_bench(
+        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1048576",
+        "bcast", sizes_arg, it, &why);
+    if (!one_way) {
+        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
+        return 1;
+    }
+    // Per-packet overhead: 1 MiB in 1 KiB packets against one packet, on 2 ranks.
+    auto small = run_bench(
+        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
+        "1048576", std::max(1, it / 4), &why);
+    if (!small) {
+        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
+        return 1;
+    }
+    // Forwarding: the same on a chain of 3, whose middle rank receives and passes on every packet
+    // as it arrives; what the third rank adds per packet is the forwarding overhead (on a machine
+    // with fewer cores than 3 ranks it includes the oversubscription).
+    auto chain3 = run_bench(
+        b, 3, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
+        "1048576", std::max(1, it / 4), &why);
+    if (!chain3) {
+        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
+        return 1;
+    }
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [n, us] : *one_way) {
+        sx += static_cast<double>(n);
+        sy += us;
+        sxx += static_cast<double>(n) * static_cast<double>(n);
+        sxy += static_cast<double>(n) * us;
+    }
+    const double k = static_cast<double>(one_way->size());
+    const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);  // us per byte
+    const double t0 = (sy - slope * sx) / k;
+    const double r_inf = slope > 0 ? 1.0 / slope : 0;  // bytes/us = MB/s
+    const double n_half = t0 * r_inf;
+    const double latency = one_way->begin()->second;
+    const double per_packet =
+        std::max(0.0, (small->begin()->second - one_way->rbegin()->second) / (1024.0 - 1.0));
+    const double forward =
+        std::max(0.0, (chain3->begin()->second - small->begin()->second) / 1024.0);
+    std::fprintf(stderr,
+                 "one-way latency (8 B): %.2f us\nt0: %.2f us\nr_inf (bandwidth): %.1f "
+                 "MB/s\nn_1/2: %.0f bytes\n"
+                 "per-packet overhead: %.3f us\nper-packet forwarding overhead: %.3f us\n",
+                 latency, t0, r_inf, n_half, per_packet, forward);
+    // The model's costs from these: a packet's NIC overheads are the per-packet cost, split
+    // evenly between sender and receiver (assumption: the two cannot be told apart from outside);
+    // the host overheads are what remains of t0, split likewise. The forwarding overhead is
+    // recorded, not used: the model's forwarding costs tnr + tns, and on a machine with fewer
+    // cores than ranks the measurement includes waiting for a core.
+    const double tn = per_packet / 2;
+    const double th = std::max(0.0, (t0 - per_packet) / 2);
+    char buf[2048];
+    std::snprintf(
+        buf, sizeof(buf),
+        "{\n  \"nicoll_preset\": 1,\n  \"base\": \"lfc-myrinet\",\n  \"values\": {\n"
+        "    \"topology\": \"crossbar\",\n    \"link_bw\": \"%.1f\",\n    \"switch_latency\": "
+        "\"0\",\n"
+        "    \"mtu\": \"65536\",\n    \"header_bytes\": \"24\",\n    \"host_send\": \"dma\",\n"
+        "    \"pio_bw\": \"0\",\n    \"dma_bw\": \"0\",\n"
+        "    \"ts\": \"%.3f\",\n    \"tr\": \"%.3f\",\n    \"tns\": \"%.3f\",\n    \"tnr\": "
+        "\"%.3f\"\n  },\n"
+        "  \"provenance\": {\n    \"generated_by\": \"nicoll-tune calibrate\",\n    \"date\": %s,\n"
+        "    \"machine\": %s,\n"
+        "    \"measured\": {\"one_way_latency_us\": %.3f, \"t0_us\": %.3f, \"r_inf_mbs\": %.1f, "
+        "\"n_half_bytes\": %.0f, \"per_packet_us\": %.4f, \"forward_per_packet_us\": %.4f},\n"
+        "    \"sources\": {\"link_bw\": \"r_inf\", \"ts, tr\": \"assumption: (t0 - per-packet) / 2 "
+        "each\", "
+        "\"tns, tnr\": \"assumption: per-packet / 2 each\", \"mtu\": \"the component's auto packet "
+        "size\", "
+        "\"topology\": \"assumption: one node, every process a port of one crossbar\"}\n  }\n}\n",
+        r_inf, th, th, tn, tn, quote(now_utc()).c_str(), quote(machine()).c_str(), latency, t0,
+        r_inf, n_half, per_packet, forward);
+    return write_out(*o, buf, "calibrate") ? 0 : 1;
+}
+
+}  // namespace nicoll::tune

@@ -1,0 +1,260 @@
+// nicoll-tune generate --model: the engine's simulator over a grid of communicator sizes and
+// message sizes, every algorithm (and every k of the k-binomial tree) per cell, the fastest kept.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "sim/bcast.h"
+#include "sim/collective.h"
+#include "sim/model.h"
+#include "tune.h"
+
+namespace nicoll::tune {
+
+namespace {
+
+// A preset name (nicsim presets) or a preset file written by calibrate:
+// {"nicoll_preset": 1, "base": NAME, "values": {PARAM: "VALUE", ...}, "provenance": {...}}.
+std::optional<nicsim::sim::Model> load_model(const std::string& what, std::string* name,
+                                             std::string* why) {
+    if (const auto* p = nicsim::sim::find_preset(what)) {
+        *name = what;
+        return nicsim::sim::preset_model(*p);
+    }
+    std::ifstream in(what);
+    if (!in) {
+        *why = "--model " + what + ": neither a preset (nicsim presets) nor a readable preset file";
+        return std::nullopt;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    tuning::JsonError e;
+    auto doc = tuning::parse_json(text.str(), &e);
+    if (!doc) {
+        *why = what + ":" + std::to_string(e.at.line) + ":" + std::to_string(e.at.column) + ": " +
+               e.reason;
+        return std::nullopt;
+    }
+    const tuning::JsonValue* base = doc->find("base");
+    const tuning::JsonValue* values = doc->find("values");
+    if (doc->find("nicoll_preset") == nullptr || base == nullptr ||
+        base->type != tuning::JsonValue::Type::String || values == nullptr ||
+        values->type != tuning::JsonValue::Type::Object) {
+        *why = what + ": not a preset file (nicoll_preset, base and values expected)";
+        return std::nullopt;
+    }
+    const auto* p = nicsim::sim::find_preset(base->text);
+    if (p == nullptr) {
+        *why = what + ": base \"" + base->text + "\" is not a preset";
+        return std::nullopt;
+    }
+    nicsim::sim::Model m = nicsim::sim::preset_model(*p);
+    for (std::size_t i = 0; i < values->members.size(); ++i) {
+        const auto& [k, v] = values->members[i];
+        std::string w;
+        if (!nicsim::sim::set_model_param(m, k, v.text, &w)) {
+            *why = what + ":" + std::to_string(values->key_at[i].line) + ":" +
+                   std::to_string(values->key_at[i].column) + ": values." + k + ": " + w;
+            return std::nullopt;
+        }
+    }
+    *name = what;
+    return m;
+}
+
+int ceil_log2(std::uint64_t n) {
+    int l = 0;
+    while ((std::uint64_t{1} << l) < n) ++l;
+    return l;
+}
+
+}  // namespace
+
+int cmd_generate_model(const Args& args) {
+    std::string why;
+    auto o = parse_options(args,
+                           {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms",
+                            "--packet-sizes", "--out"},
+                           {}, &why);
+    if (!o) return usage_error("generate", why);
+    if (!o->has("--comm-sizes") || !o->has("--sizes"))
+        return usage_error("generate", "--model needs --comm-sizes and --sizes");
+    std::string name;
+    auto model = load_model(o->text("--model"), &name, &why);
+    if (!model) return usage_error("generate", why);
+    auto comm = parse_list(o->text("--comm-sizes"), 2, 4096, &why);
+    if (!comm) return usage_error("generate", "--comm-sizes: " + why);
+    auto sizes = parse_list(o->text("--sizes"), 0, std::uint64_t{1} << 30, &why);
+    if (!sizes) return usage_error("generate", "--sizes: " + why);
+    std::vector<tuning::Section> colls;
+    {
+        std::string list = o->text("--colls", "bcast,allgather,barrier") + ",";
+        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
+             pos = comma + 1) {
+            auto s = tuning::find_section(list.substr(pos, comma - pos));
+            if (!s || (*s != tuning::Section::Bcast && *s != tuning::Section::Allgather &&
+                       *s != tuning::Section::Barrier)) {
+                return usage_error("generate", "--colls: \"" + list.substr(pos, comma - pos) +
+                                                   "\" (bcast, allgather, barrier)");
+            }
+            colls.push_back(*s);
+        }
+    }
+
+    // --algorithms: only these candidates (kbinomial alone compares k-binomial trees by k).
+    std::vector<std::string> only;
+    if (o->has("--algorithms")) {
+        std::string list = o->text("--algorithms") + ",";
+        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
+             pos = comma + 1) {
+            const std::string a = list.substr(pos, comma - pos);
+            if (a != "kbinomial" && a != "binomial" && a != "binary" && a != "chain" && a != "rd" &&
+                a != "ab" && a != "dissemination" && a != "recursive_doubling") {
+                return usage_error("generate", "--algorithms: \"" + a +
+                                                   "\" (kbinomial, binomial, binary, chain, rd, "
+                                                   "ab, dissemination, recursive_doubling)");
+            }
+            only.push_back(a);
+        }
+    }
+    auto wanted = [&](std::string_view a) {
+        return only.empty() || std::find(only.begin(), only.end(), a) != only.end();
+    };
+
+    // --packet-sizes: each data-moving candidate also with these packet sizes (the model's mtu),
+    // besides the model's own, which the rules leave auto.
+    std::vector<std::uint64_t> packets{0};
+    if (o->has("--packet-sizes")) {
+        auto list = parse_list(o->text("--packet-sizes"), 1, tuning::kMaxPacketSize, &why);
+        if (!list) return usage_error("generate", "--packet-sizes: " + why);
+        packets.insert(packets.end(), list->begin(), list->end());
+    }
+
+    std::vector<Grid> grids;
+    for (tuning::Section s : colls) {
+        Grid g;
+        g.section = s;
+        g.comm_sizes = *comm;
+        g.sizes = s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : *sizes;
+        for (std::uint64_t n : *comm) {
+            nicsim::sim::Model m = *model;
+            m.nodes = static_cast<int>(n);
+            std::vector<Choice> row;
+            for (std::uint64_t bytes : g.sizes) {
+                Choice best;
+                double best_us = INFINITY;
+                auto consider = [&](const Choice& c, std::optional<double> us) {
+                    if (wanted(c.algorithm) && us && *us < best_us) {
+                        best_us = *us;
+                        best = c;
+                    }
+                };
+                std::string w;
+                for (std::uint64_t packet :
+                     s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : packets) {
+                    if (packet > 0) m.mtu = static_cast<int>(packet);
+                    if (s == tuning::Section::Bcast) {
+                        auto run = [&](const std::string& tree, int k) -> std::optional<double> {
+                            nicsim::sim::BcastSpec spec;
+                            spec.model = m;
+                            spec.bytes = bytes;
+                            spec.tree = tree;
+                            spec.k = k;
+                            auto r = nicsim::sim::run_bcast(spec, nullptr, &w);
+                            if (!r) return std::nullopt;
+                            return r->latency_us;
+                        };
+                        // Larger k first: Theorem 3 gives ties to the larger k (the smaller L1).
+                        for (int k = std::max(1, ceil_log2(n)); k >= 1 && wanted("kbinomial");
+                             --k) {
+                            consider({"kbinomial", k, packet}, run("kbinomial", k));
+                        }
+                        for (const char* tree : {"binomial", "binary", "chain"}) {
+                            if (wanted(tree)) consider({tree, 0, packet}, run(tree, 0));
+                        }
+                    } else if (s == tuning::Section::Allgather) {
+                        for (const char* a : {"rd", "ab"}) {
+                            if (!wanted(a)) continue;
+                            nicsim::sim::CollectiveSpec spec;
+                            spec.model = m;
+                            spec.algorithm = a;
+                            spec.bytes = bytes;
+                            auto r = nicsim::sim::run_allgather(spec, nullptr, &w);
+                            consider({a, 0, packet},
+                                     r ? std::optional<double>(r->latency_us) : std::nullopt);
+                        }
+                    } else {
+                        for (const char* a : {"dissemination", "recursive_doubling"}) {
+                            if (!wanted(a)) continue;
+                            nicsim::sim::CollectiveSpec spec;
+                            spec.model = m;
+                            spec.algorithm = a;
+                            auto r = nicsim::sim::run_barrier(spec, nullptr, &w);
+                            consider({a, 0},
+                                     r ? std::optional<double>(r->latency_us) : std::nullopt);
+                        }
+                    }
+                    m.mtu = model->mtu;
+                }
+                if (best.algorithm.empty()) {
+                    std::fprintf(
+                        stderr,
+                        "nicoll-tune generate: %s, %llu nodes, %llu bytes: no algorithm ran: %s\n",
+                        std::string(tuning::section_name(s)).c_str(),
+                        static_cast<unsigned long long>(n), static_cast<unsigned long long>(bytes),
+                        w.c_str());
+                    return 1;
+                }
+                row.push_back(best);
+            }
+            g.best.push_back(std::move(row));
+        }
+        grids.push_back(std::move(g));
+    }
+
+    std::vector<std::string> provenance;
+    provenance.push_back(
+        "\"generated_by\": " +
+        quote("nicoll-tune generate --model " + name + " --comm-sizes " + o->text("--comm-sizes") +
+              " --sizes " + o->text("--sizes") +
+              (o->has("--colls") ? " --colls " + o->text("--colls") : "") +
+              (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "") +
+              (o->has("--packet-sizes") ? " --packet-sizes " + o->text("--packet-sizes") : "")));
+    provenance.push_back(
+        "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
+        "algorithm, k and packet size (the model's mtu, and each of --packet-sizes) per cell, the "
+        "lowest latency kept; nodes = communicator size; the model's own mtu is written as auto\"");
+    std::string params = "\"model\": {";
+    bool first = true;
+    for (const auto& p : nicsim::sim::model_params()) {
+        if (p.name == "nodes") continue;
+        params += std::string(first ? "" : ", ") + quote(p.name) + ": " +
+                  quote(nicsim::sim::model_param_value(*model, p));
+        first = false;
+    }
+    provenance.push_back(params + "}");
+    const std::string text = write_table(grids, provenance);
+    tuning::LoadResult check = tuning::load_table(text, "generated table");
+    if (!check.table) {
+        std::fprintf(stderr,
+                     "nicoll-tune generate: internal error, the generated table is invalid: %s\n",
+                     check.errors.front().c_str());
+        return 1;
+    }
+    if (!o->has("--out") || o->text("--out") == "-") {
+        std::fputs(text.c_str(), stdout);
+        return 0;
+    }
+    std::ofstream out(o->text("--out"));
+    out << text;
+    if (!out.flush()) {
+        std::fprintf(stderr, "nicoll-tune generate: %s: cannot write\n", o->text("--out").c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "nicoll-tune generate: wrote %s\n", o->text("--out").c_str());
+    return 0;
+}
+
+}  // namespace nicoll::tune
