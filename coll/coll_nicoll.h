@@ -179,6 +179,21 @@ bool nicoll_transport_sent(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
 
+/* How a collective runs, decided by tuning (coll_nicoll_tuning.c). */
+typedef struct nicoll_decision {
+    int algorithm;      /* engine table index */
+    int k;              /* kbinomial fanout, 0: the best for the packet count (Theorem 3) */
+    size_t packet_size; /* payload bytes per packet */
+} nicoll_decision_t;
+
+/* A collective's last decision and what it was made for. */
+typedef struct nicoll_decided {
+    bool valid;
+    size_t bytes;
+    int nodes; /* 0 before the communicator's locality is gathered */
+    nicoll_decision_t decision;
+} nicoll_decided_t;
+
 typedef struct nicoll_module {
     mca_coll_base_module_t super;
     nicoll_transport_t transport;
@@ -202,6 +217,9 @@ typedef struct nicoll_module {
     /* The communicator's nodes and the most of its ranks on one node, for tuning rules with
      * nodes or ppn; 0 until the locality is gathered (coll_nicoll_locality.c). */
     int nodes, ppn;
+    /* Per collective, the last decision: an application repeats its calls, and the same inputs
+     * always decide alike. */
+    nicoll_decided_t decided[NICOLL_COLLS];
 } nicoll_module_t;
 
 OBJ_CLASS_DECLARATION(nicoll_module_t);
@@ -263,17 +281,11 @@ int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
 /* Tuning (coll_nicoll_tuning.c): each choice comes from its MCA variable when that is not auto,
  * else from the tuning file's rule (coll_nicoll_tuning_file), else from the embedded default
  * table's, and "auto" there is the engine's model-based choice. */
-typedef struct nicoll_decision {
-    int algorithm;      /* engine table index */
-    int k;              /* kbinomial fanout, 0: the best for the packet count (Theorem 3) */
-    size_t packet_size; /* payload bytes per packet */
-} nicoll_decision_t;
 /* Loads the tuning file once per process (at init_query); a broken one gets one warning, from
  * rank 0 of MPI_COMM_WORLD, and the embedded default is used. */
 void nicoll_tuning_open(void);
 void nicoll_tuning_close(void);
-void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes,
-                   nicoll_decision_t *d);
+void nicoll_decide(nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d);
 /* The tuning table's transport rule for a communicator size: packet size and credits, 0: auto. */
 void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits);
 

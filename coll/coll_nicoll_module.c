@@ -6,6 +6,7 @@
 #include "coll_nicoll.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *const nicoll_coll_names[NICOLL_COLLS] = {"barrier",  "bcast",  "allgather",
                                                      "ibarrier", "ibcast", "iallgather"};
@@ -15,9 +16,11 @@ static void nicoll_module_construct(nicoll_module_t *m)
     m->transport.group = NULL;
     m->transport.recv = m->transport.send = NULL;
     m->transport.buffers = NULL;
+    m->transport.shm = NULL;
     m->previous_bcast_module = m->previous_allgather_module = m->previous_barrier_module = NULL;
     m->previous_ibcast_module = m->previous_iallgather_module = m->previous_ibarrier_module = NULL;
     m->nodes = m->ppn = 0;
+    memset(m->decided, 0, sizeof(m->decided));
 }
 
 static void nicoll_module_destruct(nicoll_module_t *m)

@@ -67,7 +67,20 @@ static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes, in
     return nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, d);
 }
 
-void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
+/* Counts the call under its algorithm (coll_nicoll_<coll>_<algorithm>_calls). */
+static void count(nicoll_coll_t coll, int algorithm)
+{
+    const nicsim_collective_t table = NICOLL_BCAST == coll || NICOLL_IBCAST == coll
+                                          ? NICSIM_COLL_BCAST
+                                      : NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll
+                                          ? NICSIM_COLL_ALLGATHER
+                                          : NICSIM_COLL_BARRIER;
+    if (algorithm >= 0 && algorithm < NICOLL_MAX_ALGORITHMS) {
+        ++NICOLL_C->stats.algorithm[table][algorithm];
+    }
+}
+
+static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
 {
     const int size = ompi_comm_size(m->transport.comm);
     nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0,
@@ -113,9 +126,6 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
     const nicsim_collective_t table = is_bcast       ? NICSIM_COLL_BCAST
                                       : is_allgather ? NICSIM_COLL_ALLGATHER
                                                      : NICSIM_COLL_BARRIER;
-    if (d->algorithm >= 0 && d->algorithm < NICOLL_MAX_ALGORITHMS) {
-        ++NICOLL_C->stats.algorithm[table][d->algorithm];
-    }
     if (NICOLL_C->verbose >= 20) {
         char k[16] = "auto";
         if (0 != d->k) {
@@ -128,6 +138,23 @@ void nicoll_decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
                        nicsim_algorithm_name(table, d->algorithm), k, d->packet_size,
                        r.rule, from, m->nodes, m->ppn);
     }
+}
+
+void nicoll_decide(nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
+{
+    /* The same inputs decide alike: a repeated call takes the last decision (not at verbosity
+     * 20, which reports every decision's rule). */
+    nicoll_decided_t *last = &m->decided[coll];
+    if (last->valid && last->bytes == bytes && last->nodes == m->nodes && NICOLL_C->verbose < 20) {
+        *d = last->decision;
+    } else {
+        decide(m, coll, bytes, d);
+        last->valid = true;
+        last->bytes = bytes;
+        last->nodes = m->nodes;
+        last->decision = *d;
+    }
+    count(coll, d->algorithm);
 }
 
 void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits)

@@ -13,7 +13,7 @@
 #include <memory>
 #include <new>
 
-#include "core/recycled.h"
+#include "core/spares.h"
 #include "nic/agent.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
@@ -37,9 +37,13 @@ struct nicsim_group {
         : fabric(transport), agent(rank, size, fabric, std::move(config)) {}
     nicsim::real::TransportFabric fabric;
     nicsim::nic::Agent agent;
+    nicsim::Spares requests;  // the memory of requests, reused
+    // Theorem 3's k for the last packet count asked (a job repeats its message sizes).
+    std::uint64_t k_packets = 0;
+    int k = 0;
 };
 
-struct nicsim_request : nicsim::Recycled<nicsim_request> {
+struct nicsim_request {
     explicit nicsim_request(nicsim_group* g) : group(g) {}
     nicsim_group* group;
     nicsim::Seq seq = 0;
@@ -106,12 +110,19 @@ bool valid_algorithm(nicsim_collective_t coll, int algorithm) {
 template <typename Post>
 nicsim_status_t post_request(nicsim_group_t* group, nicsim_request_t** request, Post&& post) {
     return guarded([&] {
-        auto req = std::make_unique<nicsim_request>(group);
-        const Status s = post(&req->seq);
+        nicsim_request* req = group->requests.make<nicsim_request>(group);
+        Status s;
+        try {
+            s = post(&req->seq);
+        } catch (...) {
+            group->requests.destroy(req);
+            throw;
+        }
         if (nicsim::failed(s)) {
             group->agent.release(req->seq);
+            group->requests.destroy(req);
         } else {
-            *request = req.release();
+            *request = req;
         }
         return s;
     });
@@ -250,8 +261,13 @@ nicsim_status_t nicsim_bcast_post(nicsim_group_t* group, int algorithm, int k, i
     const auto& shape = nicsim::plan::tree_shapes()[algorithm];
     if (shape.takes_k && k == 0) {
         const auto packets = nicsim::packet_count(bytes, packet_bytes);
-        k = nicsim::plan::optimal_k(group->agent.size(), static_cast<std::int64_t>(
-                                                             std::min<std::uint64_t>(packets, INT64_MAX)));
+        if (packets != group->k_packets || group->k == 0) {
+            group->k = nicsim::plan::optimal_k(
+                group->agent.size(),
+                static_cast<std::int64_t>(std::min<std::uint64_t>(packets, INT64_MAX)));
+            group->k_packets = packets;
+        }
+        k = group->k;
     }
     return post_request(group, request, [&](nicsim::Seq* seq) {
         return group->agent.post_bcast(shape, k, root, bytes, static_cast<std::uint32_t>(packet_bytes),
@@ -285,8 +301,9 @@ nicsim_status_t nicsim_request_test(const nicsim_request_t* request) {
 
 void nicsim_request_free(nicsim_request_t* request) {
     if (request == nullptr) return;
-    request->group->agent.release(request->seq);
-    delete request;
+    nicsim_group* group = request->group;
+    group->agent.release(request->seq);
+    group->requests.destroy(request);
 }
 
 }  // extern "C"

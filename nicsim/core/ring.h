@@ -23,6 +23,10 @@ public:
     std::size_t size() const { return size_; }
     T& front() { return items_[head_]; }
     const T& front() const { return items_[head_]; }
+    T& back() { return (*this)[size_ - 1]; }
+    // The i-th entry from the front, i < size().
+    T& operator[](std::size_t i) { return items_[(head_ + i) & (items_.size() - 1)]; }
+    const T& operator[](std::size_t i) const { return items_[(head_ + i) & (items_.size() - 1)]; }
 
     void push_back(T item) {
         if (size_ == items_.size()) grow();

@@ -94,7 +94,9 @@ private:
         auto bigger = std::make_unique<T[]>(capacity);
         std::move(begin(), end(), bigger.get());
         if constexpr (N > 0) {
-            if (!heap_) std::fill(inline_.begin(), inline_.begin() + size_, T());
+            if (!heap_) {
+                for (std::size_t i = 0; i < size_; ++i) inline_[i] = T();
+            }
         }
         heap_ = std::move(bigger);
         capacity_ = static_cast<std::uint32_t>(capacity);

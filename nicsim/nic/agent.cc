@@ -51,7 +51,7 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     const auto* steps = planned(barrier_schedules_, algorithm, rank_, size_, &BarrierOp::runs);
     if (steps == nullptr) return Status::invalid;
-    return start(std::make_unique<BarrierOp>(next_seq_, *steps, tx_), seq);
+    return start(make_op<BarrierOp>(next_seq_, *steps, tx_), seq);
 }
 
 const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
@@ -77,7 +77,7 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
         return Status::invalid;
     }
     if (!shape.takes_k) k = 0;
-    return start(std::make_unique<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu,
+    return start(make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu,
                                            message, tx_, stats_),
                  seq);
 }
@@ -93,7 +93,7 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
     }
     const auto* steps = planned(allgather_schedules_, algorithm, rank_, size_, &AllgatherOp::runs);
     if (steps == nullptr) return Status::invalid;
-    return start(std::make_unique<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
+    return start(make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
                                                block_bytes, mtu, result, tx_, stats_, own),
                  seq);
 }
@@ -109,14 +109,15 @@ void Agent::forget(Seq seq) {
     --live_;
 }
 
-Status Agent::start(std::unique_ptr<Operation> op, Seq* seq) {
+Status Agent::start(OpPtr op, Seq* seq) {
     while (!ops_.empty() && !ops_.front()) {
         ops_.pop_front();
         ++ops_first_;
     }
     if (ops_.empty()) ops_first_ = next_seq_;
     const Seq s = next_seq_;
-    Slot& slot = ops_.emplace_back(std::in_place).value();
+    ops_.push_back(std::optional<Slot>(std::in_place));
+    Slot& slot = ops_.back().value();
     ++live_;
     ++next_seq_;  // only once the slot exists: a failed allocation must not skip a number
     *seq = s;
@@ -184,7 +185,8 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
 Status Agent::progress() {
     const Status s = tx_.flush();
     if (failed(s)) {
-        for (std::optional<Slot>& slot : ops_) {  // settle() may forget the slot, not move it
+        for (std::size_t i = 0; i < ops_.size(); ++i) {  // settle() may forget a slot, not move it
+            std::optional<Slot>& slot = ops_[i];
             if (slot && slot->status == Status::in_progress) settle(slot->seq, *slot, s);
         }
         return s;
@@ -193,7 +195,8 @@ Status Agent::progress() {
 }
 
 Status Agent::timeout() {
-    for (std::optional<Slot>& slot : ops_) {  // settle() may forget the slot, not move it
+    for (std::size_t i = 0; i < ops_.size(); ++i) {  // settle() may forget a slot, not move it
+        std::optional<Slot>& slot = ops_[i];
         if (slot && slot->status == Status::in_progress) {
             settle(slot->seq, *slot, slot->op->on_timeout());
         }

@@ -3,12 +3,13 @@
 // payloads in the global collective channels), and owns the transmit queue and its flow control.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
+#include "core/ring.h"
+#include "core/spares.h"
 #include "nic/channels.h"
 #include "nic/operation.h"
 #include "nic/tx_queue.h"
@@ -108,9 +109,22 @@ public:
     int owed_credits(Rank peer) const { return tx_.owed(peer); }
 
 private:
+    // An op lives in one of the agent's spare blocks (a real job makes one per collective) and
+    // goes back there when the agent forgets it.
+    struct OpEnd {
+        Spares* spares;
+        std::size_t bytes;
+        void operator()(Operation* op) const noexcept { spares->destroy(op, bytes); }
+    };
+    using OpPtr = std::unique_ptr<Operation, OpEnd>;
+    template <typename T, typename... Args>
+    OpPtr make_op(Args&&... args) {
+        return OpPtr(spares_.make<T>(std::forward<Args>(args)...), OpEnd{&spares_, sizeof(T)});
+    }
+
     struct Slot {
         Seq seq;
-        std::unique_ptr<Operation> op;
+        OpPtr op;
         Status status = Status::in_progress;
         bool released = false;
     };
@@ -120,7 +134,7 @@ private:
         Channels::Slice payload;
     };
 
-    Status start(std::unique_ptr<Operation> op, Seq* seq);
+    Status start(OpPtr op, Seq* seq);
     Slot* find(Seq seq);
     const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
     void forget(Seq seq);
@@ -138,10 +152,11 @@ private:
     Channels channels_;
     CollectiveStats stats_;
     Seq next_seq_ = 0;
+    Spares spares_;  // before ops_: the ops go back into it
     // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is
     // a window from the oldest one still held (ops_first_); forgotten ones leave a hole until
     // everything before them is gone too.
-    std::deque<std::optional<Slot>> ops_;
+    Ring<std::optional<Slot>, 4> ops_;
     Seq ops_first_ = 0;
     std::size_t live_ = 0;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;

@@ -8,7 +8,6 @@
 #include <span>
 
 #include "core/packet.h"
-#include "core/recycled.h"
 
 namespace nicsim::nic {
 
@@ -23,8 +22,7 @@ struct CollectiveStats {
     std::uint64_t forwarded = 0;        // broadcast packets passed on to children as they arrived
 };
 
-// A real job makes and destroys an op per collective: their memory is recycled (core/recycled.h).
-class Operation : public Recycled<Operation> {
+class Operation {
 public:
     virtual ~Operation() = default;
     virtual Status start() = 0;
