@@ -6,10 +6,12 @@
  *
  * The segment holds one ring per ordered pair of ranks, `slots` slots each. A ring has one
  * producer (its sender) and one consumer (its receiver): the sender writes a slot and then
- * publishes it by advancing `head`; the receiver hands the packet to the engine and then frees
- * the slot by advancing `tail`. The engine's credits keep each sender within `credits` packets
- * unconsumed at a peer; the ring has a few slots more for credit packets, and a full ring answers
- * NICSIM_ERR_AGAIN, so the engine keeps the packet queued.
+ * publishes it by storing its sequence number in it, so the receiver, watching the slot it
+ * expects next, finds the packet and its flag in one cache line (as a NIC's receive descriptor);
+ * the receiver hands the packet to the engine and then frees the slot by advancing `tail`. The slots are LFC's credits (coll_nicoll_credits of them): a
+ * sender writes only into a free one, which it learns from the receiver's tail, and a full ring
+ * answers NICSIM_ERR_AGAIN, so the engine keeps the packet queued until the receiver has consumed
+ * one. (The engine itself then keeps no window: the ring is the window.)
  *
  * A payload over `inline_bytes` is not copied into the slot: the slot carries its address in the
  * sender, and the receiver reads it with process_vm_readv into the place the engine names (the
@@ -37,8 +39,6 @@
 #include "ompi/proc/proc.h"
 
 #define NICOLL_SHM_LINE 64
-/* Slots per ring beyond the credit window: credit packets, which take no credit. */
-#define NICOLL_SHM_SPARE_SLOTS 4
 /* A communicator's segment stays within this many bytes (all of it allocated at set-up, so a full
  * /dev/shm shows then, not as a fault later): large communicators get fewer inline bytes. */
 #define NICOLL_SHM_MAX_BYTES (64ul << 20)
@@ -46,18 +46,16 @@
 /* An early payload's copy up to this size is kept for the next one. */
 #define NICOLL_SHM_KEEP_COPY (1u << 20)
 
-/* A ring's two indices, each on its own cache line: one written by the sender, one by the
- * receiver. */
+/* A ring's control line, written by its receiver only. */
 typedef struct nicoll_shm_ring {
-    uint64_t head; /* slots published by the sender */
-    char pad0[NICOLL_SHM_LINE - sizeof(uint64_t)];
     uint64_t tail; /* slots consumed by the receiver */
-    char pad1[NICOLL_SHM_LINE - sizeof(uint64_t)];
+    char pad[NICOLL_SHM_LINE - sizeof(uint64_t)];
 } nicoll_shm_ring_t;
 
-/* A slot: the packet's header, then its payload inline or, when apart, its address in the
- * sender's memory. */
+/* A slot: its sequence number, the packet's header, then its payload inline or, when apart, its
+ * address in the sender's memory. */
 typedef struct nicoll_shm_slot {
+    uint64_t seq;           /* i + 1 once packet i of the ring is in it (0: never used) */
     uint64_t payload_bytes; /* inline or apart */
     uint64_t remote;        /* the payload's address in the sender, when apart; 0 when inline */
     unsigned char header[NICSIM_HEADER_BYTES];
@@ -173,7 +171,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (NULL != s) {
         s->rank = rank;
         s->size = size;
-        s->slots = t->credits + NICOLL_SHM_SPARE_SLOTS;
+        s->slots = t->credits;
         const size_t rings = (size_t) size * size;
         const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
         const size_t fit = per_ring <= sizeof(nicoll_shm_ring_t)
@@ -279,7 +277,7 @@ nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, co
         memcpy(out + 1, payload, payload_bytes);
     }
     s->sent_head[dst] = head + 1;
-    __atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&out->seq, head + 1, __ATOMIC_RELEASE); /* published */
     if (apart) {
         s->apart_peers += 0 == s->apart_until[dst];
         s->apart_until[dst] = head + 1;
@@ -348,9 +346,11 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
     s->next_peer = src + 1 == s->size ? 0 : src + 1;
     for (int n = 0; n < s->size; ++n, src = src + 1 == s->size ? 0 : src + 1) {
         nicoll_shm_ring_t *r = ring(s, src, s->rank);
-        const uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-        while (s->taken[src] != head) { /* the ring to ourselves stays empty */
+        for (;;) { /* the ring to ourselves stays empty */
             const nicoll_shm_slot_t *in = slot(s, r, s->taken[src]);
+            if (__atomic_load_n(&in->seq, __ATOMIC_ACQUIRE) != s->taken[src] + 1) {
+                break;
+            }
             const void *payload = in + 1;
             void *at = NULL;
             if (0 != in->remote) {

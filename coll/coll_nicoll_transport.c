@@ -121,7 +121,10 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
     if (NULL != t->shm) {
         nicsim_status_t s = nicoll_shm_send(t->shm, dst, header, payload, payload_bytes);
         mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
-        t->refused |= NICSIM_ERR_AGAIN == s;
+        if (NICSIM_ERR_AGAIN == s) { /* a stall: packets wait until the ring has room */
+            mca_coll_nicoll_component.stats.credit_stalls += !t->refused;
+            t->refused = true;
+        }
         return s;
     }
     const bool apart = payload_bytes > t->inline_bytes;
@@ -199,7 +202,9 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     }
     t->starting = false;
     nicsim_transport_t ops = {.context = t, .send = send_packet};
-    nicsim_group_config_t config = {.credits = t->credits,
+    /* Over shared memory the rings are the credits: a sender writes only into a free slot, whose
+     * count it reads from the receiver's tail, so the engine keeps no window of its own. */
+    nicsim_group_config_t config = {.credits = NULL != t->shm ? 0 : t->credits,
                                     .order = NULL == m->previous_allgather ? NULL : order};
     t->error = OMPI_SUCCESS != rc
                    ? NICSIM_ERR_TRANSPORT
@@ -305,11 +310,12 @@ static nicsim_status_t poll(nicoll_transport_t *t)
         if (NICSIM_OK != s || (before == t->events && !t->refused)) {
             return s;
         }
-        /* Offer the engine's queued packets again only when the rings refused some: packets
-         * waiting for credits leave as credits arrive, within the deliveries. */
-        t->refused = false;
+        /* Offer the engine's queued packets again only while the rings refused some. */
         ++t->events;
         s = nicsim_group_progress(t->group);
+        if (NICSIM_OK == s) {
+            t->refused = false; /* all out */
+        }
         return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
     }
     if (!t->receiving) {
