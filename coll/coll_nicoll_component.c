@@ -103,8 +103,8 @@ static nicoll_param_t nicoll_params[] = {
      "of two ranks, where no rank forwards). Must be the same on every rank.",
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Flow-control window: packets a rank may send a peer before the peer returns credits, "
-     "1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
+     "Flow-control window: packets a rank may send a peer before the peer returns credits "
+     "(over shared memory: the slots of each ring), 1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
      "about 256 receive buffers). Must be the same on every rank.",
      &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX, NULL}, &NICOLL_C->credits},
     {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
@@ -221,7 +221,9 @@ static void register_pvars(const mca_base_component_t *c)
     register_pvar(c, "packets_forwarded",
                   "broadcast packets this process passed on to its children as they arrived",
                   &s->packets_forwarded);
-    register_pvar(c, "credit_stalls", "engine packets that waited for a flow-control credit",
+    register_pvar(c, "credit_stalls",
+                  "engine packets that waited for a flow-control credit (over shared memory: "
+                  "times packets waited for a free ring slot)",
                   &s->credit_stalls);
     /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
     static const char *const tables[3] = {"barrier", "bcast", "allgather"};
