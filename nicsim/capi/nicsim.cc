@@ -103,7 +103,7 @@ std::optional<Entry> entry(nicsim_collective_t coll, int algorithm) {
 }
 
 bool valid_algorithm(nicsim_collective_t coll, int algorithm) {
-    return entry(coll, algorithm).has_value();
+    return algorithm >= 0 && algorithm < nicsim_algorithm_count(coll);
 }
 
 // Posts what `post` starts into a new request for `group`.

@@ -65,7 +65,7 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
     for (const plan::AllgatherStep& step : schedule) {
         arrived_.emplace_back(step.recvs.empty() ? 0 : packets_in(step.recvs.front().blocks));
     }
-    if (!combines_) asked_ = arrived_;
+    if (!combines_) asked_.assign(arrived_.begin(), arrived_.end());
 }
 
 Status AllgatherOp::start() {

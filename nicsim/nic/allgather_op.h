@@ -147,10 +147,11 @@ private:
     TxQueue& tx_;
     CollectiveStats& stats_;
     std::uint64_t per_block_;  // packets per block
-    // [step] which packets of the step's receive are in, and (hopping) which of them this rank
-    // asked for since its last timeout. Inline up to 4 steps: 16 ranks by recursive doubling.
+    // [step] which packets of the step's receive are in (inline up to 4 steps: 16 ranks by
+    // recursive doubling), and (hopping only) which of them this rank asked for since its last
+    // timeout.
     SmallVector<Arrivals, 4> arrived_;
-    SmallVector<Arrivals, 4> asked_;
+    SmallVector<Arrivals, 0> asked_;
     std::size_t step_ = 0;     // the first step whose receive is incomplete
     bool step_sent_ = false;   // combining: whether step_'s sends are out
     // Combined packets whose pieces lie apart, gathered; kept as long as the op, like every
