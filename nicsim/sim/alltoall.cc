@@ -16,15 +16,8 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
         *why = "--messages " + std::to_string(spec.messages) + ": must be at least 1";
         return std::nullopt;
     }
-    if (model.deadlock_recovery != 0 && n > 65536) {
-        *why = "nodes=" + std::to_string(n) + ": deadlock recovery takes at most 65536 nodes";
-        return std::nullopt;
-    }
     const std::uint64_t packets = packet_count(spec.bytes, model.mtu);
-    if (packets > 0xffffffffULL) {
-        *why = "--bytes " + std::to_string(spec.bytes) + ": more than 2^32 packets";
-        return std::nullopt;
-    }
+    if (!blast_fits(model, packets, spec.bytes, why)) return std::nullopt;
     const plan::TreeShape* shape = nullptr;
     if (spec.trees.empty()) {
         shape = plan::find_tree_shape(spec.tree);

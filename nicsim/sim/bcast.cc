@@ -24,6 +24,19 @@ std::optional<Topology> make_topology(const Model& model, std::string* why) {
     return Topology::crossbar(model.nodes);
 }
 
+bool blast_fits(const Model& model, std::uint64_t packets, std::uint64_t bytes, std::string* why) {
+    if (model.deadlock_recovery != 0 && model.nodes > 65536) {
+        *why = "nodes=" + std::to_string(model.nodes) +
+               ": deadlock recovery takes at most 65536 nodes";
+        return false;
+    }
+    if (packets > 0xffffffffULL) {
+        *why = "--bytes " + std::to_string(bytes) + ": more than 2^32 packets";
+        return false;
+    }
+    return true;
+}
+
 std::vector<Rank> tree_order(const Topology& topology, Rank root) {
     plan::SwitchNetwork network;
     for (int node = 0; node < topology.nodes(); ++node) {
@@ -73,15 +86,8 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
         *why = "--forwarding " + spec.forwarding + ": deadlock recovery runs with fpfs only";
         return std::nullopt;
     }
-    if (model.deadlock_recovery != 0 && n > 65536) {
-        *why = "nodes=" + std::to_string(n) + ": deadlock recovery takes at most 65536 nodes";
-        return std::nullopt;
-    }
     const std::uint64_t packets = packet_count(spec.bytes, model.mtu);
-    if (packets > 0xffffffffULL) {
-        *why = "--bytes " + std::to_string(spec.bytes) + ": more than 2^32 packets";
-        return std::nullopt;
-    }
+    if (!blast_fits(model, packets, spec.bytes, why)) return std::nullopt;
 
     BcastResult result;
     result.packets = static_cast<std::uint32_t>(packets);

@@ -49,6 +49,10 @@ std::optional<Topology> make_topology(const Model& model, std::string* why);
 // are built on it.
 std::vector<Rank> tree_order(const Topology& topology, Rank root);
 
+// Whether messages of `bytes` bytes, `packets` packets each, fit a blast on this model (packet
+// numbers, and deadlock recovery's node limit); false with one line in *why.
+bool blast_fits(const Model& model, std::uint64_t packets, std::uint64_t bytes, std::string* why);
+
 // Empty with one line in *why for a bad spec (unknown tree, k out of range, root outside the
 // cluster) or when the run breaks an invariant (a packet lost, duplicated or out of order,
 // credits not conserved, a queue left non-empty), which would be a bug in the engine.
