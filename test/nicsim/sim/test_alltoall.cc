@@ -10,27 +10,12 @@
 #include "sim/bcast.h"
 #include "sim/rng.h"
 
+#include "../random_tree.h"
+
 namespace nicsim::sim {
 namespace {
 
-plan::Tree random_tree(Rank n, Rank root, Rng& rng) {
-    std::vector<Rank> order;
-    for (Rank v = 0; v < n; ++v) {
-        if (v != root) order.push_back(v);
-    }
-    for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
-    order.insert(order.begin(), root);
-    plan::Tree t;
-    t.root = root;
-    t.parent.assign(static_cast<std::size_t>(n), -1);
-    t.children.resize(static_cast<std::size_t>(n));
-    for (std::size_t i = 1; i < order.size(); ++i) {
-        const Rank parent = order[rng.below(i)];
-        t.parent[order[i]] = parent;
-        t.children[parent].push_back(order[i]);
-    }
-    return t;
-}
+using test::random_tree;
 
 AlltoallSpec random_spec(std::uint64_t seed, bool recovery) {
     Rng rng(seed, 0xa11);
