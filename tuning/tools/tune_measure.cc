@@ -360,8 +360,20 @@ int cmd_calibrate(const Args& args) {
     }
     const double k = static_cast<double>(one_way->size());
     const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);  // us per byte
+    if (!(slope > 0)) {
+        // No model can come of it: a busy machine (other jobs on the cores) drowns the sizes.
+        std::fprintf(stderr,
+                     "nicoll-tune calibrate: the one-way times do not grow with the message size "
+                     "(%.2f us at %llu B, %.2f us at %llu B): the machine was too busy to "
+                     "measure; no preset written, run it again\n",
+                     one_way->begin()->second,
+                     static_cast<unsigned long long>(one_way->begin()->first),
+                     one_way->rbegin()->second,
+                     static_cast<unsigned long long>(one_way->rbegin()->first));
+        return 1;
+    }
     const double t0 = (sy - slope * sx) / k;
-    const double r_inf = slope > 0 ? 1.0 / slope : 0;  // bytes/us = MB/s
+    const double r_inf = 1.0 / slope;  // bytes/us = MB/s
     const double n_half = t0 * r_inf;
     const double latency = one_way->begin()->second;
     const double per_packet =
