@@ -177,13 +177,11 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     }
     if (NULL == request) {
         /* Shared memory needs only our own polling: Open MPI's progress (other traffic, other
-         * nonblocking collectives) runs every few rounds. The PML moves our packets only in
-         * Open MPI's progress, and an oversubscribed job (mpi_yield_when_idle) must give its
-         * core to the peer it waits for as soon as it finds nothing: there it runs every round. */
-        const unsigned every =
-            NULL != req->module->transport.shm && !opal_progress_yield_when_idle
-                ? NICOLL_POLLS_PER_PROGRESS
-                : 1;
+         * nonblocking collectives, yielding an oversubscribed core) runs every few rounds. (Every
+         * round, an idle rank of a loaded machine yields to other jobs at each poll and waits
+         * for a time slice to see its packet.) The PML moves our packets only in Open MPI's
+         * progress, so it runs every round. */
+        const unsigned every = NULL != req->module->transport.shm ? NICOLL_POLLS_PER_PROGRESS : 1;
         nicsim_status_t s;
         for (unsigned round = 1; NICSIM_IN_PROGRESS == (s = test(req)); ++round) {
             if (0 == round % every) {
