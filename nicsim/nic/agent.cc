@@ -77,8 +77,8 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
         return Status::invalid;
     }
     if (!shape.takes_k) k = 0;
-    return start(make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu,
-                                           message, tx_, stats_),
+    return start(make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu, message,
+                                  tx_, stats_),
                  seq);
 }
 
@@ -94,7 +94,7 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
     const auto* steps = planned(allgather_schedules_, algorithm, rank_, size_, &AllgatherOp::runs);
     if (steps == nullptr) return Status::invalid;
     return start(make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
-                                               block_bytes, mtu, result, tx_, stats_, own),
+                                      block_bytes, mtu, result, tx_, stats_, own),
                  seq);
 }
 
