@@ -58,6 +58,7 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
     const auto index = static_cast<std::uint64_t>(&shape - plan::tree_shapes().data());
     const std::uint64_t key = (index << 56) | (static_cast<std::uint64_t>(k) << 32) |
                               static_cast<std::uint32_t>(root);
+    if (last_tree_ != nullptr && last_tree_key_ == key) return *last_tree_;
     auto it = trees_.find(key);
     if (it == trees_.end()) {
         // The locality order with the root moved to the front: position 0 is the root's.
@@ -66,6 +67,8 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
                      [root](Rank r) { return r != root; });
         it = trees_.emplace(key, plan::relabel(shape.build(size_, k), order)).first;
     }
+    last_tree_key_ = key;
+    last_tree_ = &it->second;  // the map's nodes stay put
     return it->second;
 }
 

@@ -166,6 +166,9 @@ private:
         allgather_schedules_;
     // Broadcast trees by (shape, k, root), built once each.
     std::unordered_map<std::uint64_t, plan::Tree> trees_;
+    // The last one asked for: a job broadcasts from the same root again and again.
+    std::uint64_t last_tree_key_ = 0;
+    const plan::Tree* last_tree_ = nullptr;
 };
 
 }  // namespace nicsim::nic
