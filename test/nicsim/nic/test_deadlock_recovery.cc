@@ -15,106 +15,12 @@
 #include "plan/tree.h"
 #include "sim/rng.h"
 
+#include "nic_net.h"
+
 #include "../random_tree.h"
 
 namespace nicsim::nic {
 namespace {
-
-struct Packet {
-    PacketHeader header;
-    std::vector<std::byte> payload;
-};
-
-class Net;
-
-class Port final : public Fabric, public HostPort {
-public:
-    Port(Net& net, Rank self) : net_(net), self_(self) {}
-    Status transmit(Rank dst, const PacketHeader& header,
-                    std::span<const std::byte> payload) override;
-    void deliver(const PacketHeader& header, std::span<const std::byte> payload) override {
-        got.push_back({header, {payload.begin(), payload.end()}});
-        ++consumed;
-    }
-    void send_space() override {}
-    void tick_after(double) override { tick_wanted = true; }
-
-    std::vector<Packet> got;
-    int consumed = 0;
-    std::uint64_t flagged = 0;  // packets this NIC sent in a deadlock channel
-    bool tick_wanted = false;
-
-private:
-    Net& net_;
-    Rank self_;
-};
-
-class Net {
-public:
-    Net(Rank size, const NicConfig& config, int host_buffers, std::uint64_t seed) : rng_(seed) {
-        for (Rank r = 0; r < size; ++r) {
-            ports.push_back(std::make_unique<Port>(*this, r));
-            nics.push_back(std::make_unique<Nic>(r, config, *ports.back(), *ports.back()));
-            nics.back()->post_host_buffers(host_buffers);
-        }
-    }
-    void carry(Rank src, Rank dst, Packet p) { channels_[{src, dst}].push_back(std::move(p)); }
-    // Hosts post their buffers again, then the head of a random channel is delivered; false when
-    // nothing was left to do.
-    bool step() {
-        bool reposted = false;
-        for (Rank r = 0; r < static_cast<Rank>(ports.size()); ++r) {
-            if (ports[r]->consumed != 0) {
-                const int n = ports[r]->consumed;
-                ports[r]->consumed = 0;
-                nics[r]->post_host_buffers(n);
-                reposted = true;
-            }
-        }
-        std::vector<std::pair<Rank, Rank>> busy;
-        for (const auto& [key, q] : channels_) {
-            if (!q.empty()) busy.push_back(key);
-        }
-        // Time passes: the ticks asked for come, now and then or when nothing else moves.
-        if (busy.empty() || rng_.below(8) == 0) {
-            bool ticked = false;
-            for (Rank r = 0; r < static_cast<Rank>(ports.size()); ++r) {
-                if (!ports[r]->tick_wanted) continue;
-                ports[r]->tick_wanted = false;
-                EXPECT_EQ(nics[r]->on_tick(), Status::ok);
-                ticked = true;
-            }
-            if (busy.empty()) return reposted || ticked;
-        }
-        const auto [src, dst] = busy[rng_.below(busy.size())];
-        auto& q = channels_[{src, dst}];
-        const Packet p = std::move(q.front());
-        q.pop_front();
-        EXPECT_EQ(nics[dst]->on_packet(src, p.header, p.payload), Status::ok);
-        return true;
-    }
-
-    std::vector<std::unique_ptr<Port>> ports;
-    std::vector<std::unique_ptr<Nic>> nics;
-
-private:
-    sim::Rng rng_;
-    std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
-};
-
-Status Port::transmit(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
-    if ((header.flags & kDeadlockFlag) != 0) ++flagged;
-    net_.carry(self_, dst, {header, {payload.begin(), payload.end()}});
-    return Status::ok;
-}
-
-std::vector<std::byte> payload_of(Rank origin, Seq seq, std::uint32_t step, std::size_t bytes) {
-    std::vector<std::byte> p(bytes);
-    for (std::size_t i = 0; i < bytes; ++i) {
-        p[i] = static_cast<std::byte>((origin * 131 + seq * 31 + step * 7 + i) & 0xff);
-    }
-    return p;
-}
 
 using test::random_tree;
 
@@ -230,7 +136,7 @@ class RandomAllToAll : public testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(RandomAllToAll, WithRecoveryEveryPacketArrivesOnceInOrder) {
     const Case c = random_case(GetParam(), true);
-    Net net(c.n, c.config, c.host_buffers, GetParam());
+    Net net(c.n, c.config, c.host_buffers, GetParam(), true);
     const Outcome out = all_to_all(net, c.trees, c.messages, c.packets, c.bytes);
     ASSERT_TRUE(out.completed) << c.n << " nodes, " << c.config.credits << " credits";
     expect_all_delivered(net, c.messages, c.packets, c.bytes);
@@ -239,7 +145,7 @@ TEST_P(RandomAllToAll, WithRecoveryEveryPacketArrivesOnceInOrder) {
 
 TEST_P(RandomAllToAll, WithoutRecoveryCompletesOrStopsBlocked) {
     const Case c = random_case(GetParam(), false);
-    Net net(c.n, c.config, c.host_buffers, GetParam());
+    Net net(c.n, c.config, c.host_buffers, GetParam(), true);
     const Outcome out = all_to_all(net, c.trees, c.messages, c.packets, c.bytes);
     EXPECT_NE(out.completed, out.blocked);  // one or the other, and nothing else
     EXPECT_EQ(out.recoveries, 0u);
@@ -257,7 +163,7 @@ TEST(DeadlockRecovery, ManyRandomCasesNeedIt) {
     int deadlocked = 0;
     for (std::uint64_t seed = 1; seed < 201; ++seed) {
         const Case c = random_case(seed, false);
-        Net net(c.n, c.config, c.host_buffers, seed);
+        Net net(c.n, c.config, c.host_buffers, seed, true);
         deadlocked += all_to_all(net, c.trees, c.messages, c.packets, c.bytes).blocked ? 1 : 0;
     }
     EXPECT_GE(deadlocked, 10) << "of 200";
@@ -287,7 +193,7 @@ TEST(DeadlockRecovery, RingOfChainsDeadlocksWithoutAndCompletesWith) {
     for (const double timeout : {-1.0, 0.0, 10.0}) {  // -1: recovery off
         const bool recovery = timeout >= 0;
         const NicConfig config{1, 0, 4, Forwarding::fpfs, recovery, std::max(timeout, 0.0)};
-        Net net(5, config, 4, 7);
+        Net net(5, config, 4, 7, true);
         const Outcome out = all_to_all(net, ring_chains(5), 2, 4, 3);
         if (!recovery) {
             EXPECT_TRUE(out.blocked);
@@ -305,7 +211,8 @@ TEST(DeadlockRecovery, RingOfChainsDeadlocksWithoutAndCompletesWith) {
 // A flagged packet for a channel that is taken, or with recovery off, breaks the protocol.
 TEST(DeadlockRecovery, RefusesASecondPacketInOneChannel) {
     const NicConfig config{2, 0, 4, Forwarding::fpfs, true};
-    Net net(3, config, 0, 1);  // node 1's host posts no buffer: the packet stays in the channel
+    // Node 1's host posts no buffer: the packet stays in the channel.
+    Net net(3, config, 0, 1, true);
     PacketHeader h;
     h.kind = PacketKind::multicast;
     h.origin = 0;

@@ -14,102 +14,10 @@
 #include "plan/tree.h"
 #include "sim/rng.h"
 
+#include "nic_net.h"
+
 namespace nicsim::nic {
 namespace {
-
-struct Packet {
-    PacketHeader header;
-    std::vector<std::byte> payload;
-};
-
-class Net;
-
-class Port final : public Fabric, public HostPort {
-public:
-    Port(Net& net, Rank self) : net_(net), self_(self) {}
-    Status transmit(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) override;
-    void deliver(const PacketHeader& header, std::span<const std::byte> payload) override {
-        got.push_back({header, {payload.begin(), payload.end()}});
-        ++consumed;
-    }
-    void send_space() override { ++space_calls; }
-
-    std::vector<Packet> got;
-    std::vector<Rank> sent_to;  // destinations of data packets, in transmit order
-    int space_calls = 0;
-    int consumed = 0;     // delivered packets whose buffer the host has not posted again
-    bool repost = true;   // the host posts a buffer again once it has a packet out of it
-
-private:
-    Net& net_;
-    Rank self_;
-};
-
-class Net {
-public:
-    Net(Rank size, const NicConfig& config, int host_buffers, std::uint64_t seed) : rng_(seed) {
-        for (Rank r = 0; r < size; ++r) {
-            ports.push_back(std::make_unique<Port>(*this, r));
-            nics.push_back(std::make_unique<Nic>(r, config, *ports.back(), *ports.back()));
-            nics.back()->post_host_buffers(host_buffers);
-        }
-    }
-    void carry(Rank src, Rank dst, Packet p) { channels_[{src, dst}].push_back(std::move(p)); }
-    // Lets hosts post their buffers again, then delivers the head of a random non-empty channel;
-    // false when there was nothing to do.
-    bool step() {
-        bool reposted = false;
-        for (Rank r = 0; r < static_cast<Rank>(ports.size()); ++r) {
-            if (ports[r]->repost && ports[r]->consumed != 0) {
-                const int n = ports[r]->consumed;
-                ports[r]->consumed = 0;
-                nics[r]->post_host_buffers(n);
-                reposted = true;
-            }
-        }
-        std::vector<std::pair<Rank, Rank>> busy;
-        for (const auto& [key, q] : channels_) {
-            if (!q.empty()) busy.push_back(key);
-        }
-        if (busy.empty()) return reposted;
-        const auto [src, dst] = busy[rng_.below(busy.size())];
-        auto& q = channels_[{src, dst}];
-        const Packet p = std::move(q.front());
-        q.pop_front();
-        EXPECT_EQ(nics[dst]->on_packet(src, p.header, p.payload), Status::ok);
-        return true;
-    }
-    void run() {
-        while (step()) {
-        }
-    }
-    std::size_t in_flight() const {
-        std::size_t n = 0;
-        for (const auto& [key, q] : channels_) n += q.size();
-        return n;
-    }
-
-    std::vector<std::unique_ptr<Port>> ports;
-    std::vector<std::unique_ptr<Nic>> nics;
-
-private:
-    sim::Rng rng_;
-    std::map<std::pair<Rank, Rank>, std::deque<Packet>> channels_;
-};
-
-Status Port::transmit(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
-    if (header.kind != PacketKind::credit) sent_to.push_back(dst);
-    net_.carry(self_, dst, {header, {payload.begin(), payload.end()}});
-    return Status::ok;
-}
-
-std::vector<std::byte> payload_of(Rank origin, Seq seq, std::uint32_t step, std::size_t bytes) {
-    std::vector<std::byte> p(bytes);
-    for (std::size_t i = 0; i < bytes; ++i) {
-        p[i] = static_cast<std::byte>((origin * 131 + seq * 31 + step * 7 + i) & 0xff);
-    }
-    return p;
-}
 
 // Posts `messages` messages of `packets` packets, retrying while send buffers are full.
 void post_all(Net& net, Rank origin, Rank dst, int messages, std::uint32_t packets, std::size_t bytes) {
