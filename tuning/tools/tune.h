@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +32,9 @@ struct Options {
     std::vector<std::pair<std::string, std::string>> given;
     bool has(std::string_view name) const;
     std::string text(std::string_view name, std::string_view fallback = {}) const;
+    // " --name value" for each of `names` given, in that order (values with spaces quoted), to
+    // record the command in a file's provenance.
+    std::string echo(std::initializer_list<std::string_view> names) const;
 };
 std::optional<Options> parse_options(const Args& args, const std::vector<std::string>& with_value,
                                      const std::vector<std::string>& flags, std::string* why);

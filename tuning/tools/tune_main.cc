@@ -63,6 +63,17 @@ std::string Options::text(std::string_view name, std::string_view fallback) cons
     return std::string(fallback);
 }
 
+std::string Options::echo(std::initializer_list<std::string_view> names) const {
+    std::string out;
+    for (const std::string_view name : names) {
+        if (!has(name)) continue;
+        const std::string v = text(name);
+        out += " " + std::string(name) + " " +
+               (v.find(' ') == std::string::npos ? v : "'" + v + "'");
+    }
+    return out;
+}
+
 std::optional<Options> parse_options(const Args& args, const std::vector<std::string>& with_value,
                                      const std::vector<std::string>& flags, std::string* why) {
     Options o;

@@ -294,9 +294,7 @@ int cmd_generate_measure(const Args& args) {
         quote(
             "nicoll-tune generate --measure --np " + o->text("--np") + " --sizes " + sizes_text +
             " --iterations " + std::to_string((*iterations)[0]) + " --runs " +
-            std::to_string((*runs)[0]) + (o->has("--ks") ? " --ks " + o->text("--ks") : "") +
-            (o->has("--packet-sizes") ? " --packet-sizes " + o->text("--packet-sizes") : "") +
-            (o->has("--mpirun-args") ? " --mpirun-args '" + o->text("--mpirun-args") + "'" : "")));
+            std::to_string((*runs)[0]) + o->echo({"--ks", "--packet-sizes", "--mpirun-args"})));
     provenance.push_back("\"date\": " + quote(now_utc()));
     provenance.push_back("\"machine\": " + quote(machine()));
     provenance.push_back(

@@ -217,11 +217,8 @@ int cmd_generate_model(const Args& args) {
     std::vector<std::string> provenance;
     provenance.push_back(
         "\"generated_by\": " +
-        quote("nicoll-tune generate --model " + name + " --comm-sizes " + o->text("--comm-sizes") +
-              " --sizes " + o->text("--sizes") +
-              (o->has("--colls") ? " --colls " + o->text("--colls") : "") +
-              (o->has("--algorithms") ? " --algorithms " + o->text("--algorithms") : "") +
-              (o->has("--packet-sizes") ? " --packet-sizes " + o->text("--packet-sizes") : "")));
+        quote("nicoll-tune generate --model " + name +
+              o->echo({"--comm-sizes", "--sizes", "--colls", "--algorithms", "--packet-sizes"})));
     provenance.push_back(
         "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
         "algorithm, k and packet size (the model's mtu, and each of --packet-sizes) per cell, the "
