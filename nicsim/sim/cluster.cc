@@ -130,15 +130,9 @@ public:
                 collective_arrival(f, arg, now);
                 break;
             }
-            const Time start = std::max(now, nic_free_);
-            nic_free_ = start + tnr_;
-            busy(Trace::Track::nic, "receive", start, nic_free_);
-            nic_now_ = nic_free_;
+            const bool ahead = receive(now);
             repost_host_buffers();
-            // The first packet the NIC sends on receiving this one may take its links now: it
-            // goes right after the receive, so the look-ahead is tnr, and a forwarding hop costs
-            // one event instead of two.
-            send_ahead_ = start == now;
+            send_ahead_ = ahead;
             check(nic_.on_packet(f.src, f.header, {}), "a packet from node", f.src);
             send_ahead_ = false;
             break;
@@ -221,10 +215,13 @@ public:
         if ((header.flags & kDeadlockFlag) != 0 && header.credits == rank_) {  // its own channel
             c_.recovery_starters_.insert({header.origin, header.seq, header.step});
         }
-        nic_free_ = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_);
+        Time arrives;
+        const Time left = c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_, &arrives);
+        // In steps, the NIC sends its next packet once this one is in the next NIC.
+        nic_free_ = steps_ ? arrives + tnr_ : left;
         busy(Trace::Track::nic, header.kind == PacketKind::credit ? "credit" : "send", now,
              nic_free_);
-        nic_now_ = nic_free_;
+        nic_now_ = steps_ ? now + tns_ : nic_free_;
         return Status::ok;
     }
 
@@ -278,6 +275,22 @@ private:
         PacketHeader header;
     };
 
+    // The NIC takes in a packet that reached it at `now`: tnr once it is free. Serial, its one
+    // processor is then free again. In steps, receiving runs beside sending, and a packet can
+    // leave again no sooner than it is in. True when the first packet the NIC sends on receiving
+    // this one may take its links now (send_ahead_): it goes right after the receive, so the
+    // look-ahead is tnr, and a forwarding hop costs one event instead of two.
+    bool receive(Time now) {
+        const Time start = std::max(now, steps_ ? rx_free_ : nic_free_);
+        const Time done = start + tnr_;
+        busy(Trace::Track::nic, "receive", start, done);
+        const bool ahead = start == now && nic_free_ <= done;
+        nic_free_ = std::max(nic_free_, done);
+        rx_free_ = done;
+        nic_now_ = done;
+        return ahead;
+    }
+
     // A collective packet reached the NIC: unless the network lost it, the NIC spends tnr on it,
     // DMAs its payload to the host (the staging buffer gathers small ones) and hands it to the
     // agent, which may forward it at once.
@@ -289,14 +302,11 @@ private:
             check(Status::protocol, "a collective packet from node", f.src);
             return;
         }
-        const Time start = std::max(now, nic_free_);
-        nic_free_ = start + tnr_;
-        busy(Trace::Track::nic, "receive", start, nic_free_);
-        nic_now_ = nic_free_;
+        const bool ahead = receive(now);
         coll_->last_heard = now;
         coll_->silent_timeouts = 0;
         if (f.header.kind == PacketKind::allgather) to_host(f.header.payload_bytes);
-        send_ahead_ = start == now;
+        send_ahead_ = ahead;
         check(coll_->agent->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
         send_ahead_ = false;
         check_collective_done();
@@ -550,7 +560,9 @@ private:
     Rank rank_;
     const Time tns_ = from_us(c_.model_.tns);
     const Time tnr_ = from_us(c_.model_.tnr);
-    Time nic_free_ = 0;   // the NIC processor is busy until then
+    const bool steps_ = c_.model_.nic_timing == "steps";
+    Time nic_free_ = 0;   // the NIC processor (in steps: its sending) is busy until then
+    Time rx_free_ = 0;    // in steps: its receiving is busy until then
     Time nic_now_ = 0;    // the NIC's own clock while it handles one event
     Time host_free_ = 0;  // the host CPU
     Time bus_free_ = 0;   // the I/O bus between them
@@ -704,7 +716,7 @@ bool Cluster::lose(const PacketHeader& header) {
 }
 
 Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
-                     std::span<const std::byte> payload, Time leave) {
+                     std::span<const std::byte> payload, Time leave, Time* arrives) {
     const Time ser = wire_time(header.payload_bytes);
     const Time hop = switch_hop_;
     Time head = leave;
@@ -737,7 +749,8 @@ Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const Pac
         if (flight_payloads_.size() <= id) flight_payloads_.resize(id + 1);
         flight_payloads_[id].assign(payload.begin(), payload.end());
     }
-    sim_.schedule(start + ser, *nodes_[dst], kArrive, id);
+    *arrives = start + ser;
+    sim_.schedule(*arrives, *nodes_[dst], kArrive, id);
     return left;
 }
 

@@ -141,9 +141,10 @@ private:
     };
 
     // The packet is ready to leave `src`'s NIC at `leave`: reserves the links on its way,
-    // schedules its arrival at `dst` and returns when its tail has left the NIC.
+    // schedules its arrival at `dst` (*arrives: when its tail is in) and returns when its tail
+    // has left the NIC.
     Time launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
-                std::span<const std::byte> payload, Time leave);
+                std::span<const std::byte> payload, Time leave, Time* arrives);
     // How long a packet with `payload_bytes` takes to cross a link. Nearly every packet of a run
     // is as long as the one before (a full MTU), so the last answer is kept rather than
     // converting and dividing again.

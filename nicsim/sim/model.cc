@@ -27,6 +27,7 @@ const std::array kParams = {
     ModelParam{"copy_bw", "MB/s", "0", "host memory copy bandwidth, for data the host copies out of a staging area (0: not modeled)", &Model::copy_bw, 0, 1e9, ""},
     ModelParam{"tns", "us", "3", "NIC processor time to send one packet", &Model::tns, 0, 1e9, ""},
     ModelParam{"tnr", "us", "2", "NIC processor time to receive one packet", &Model::tnr, 0, 1e9, ""},
+    ModelParam{"nic_timing", "", "serial", "serial: one NIC processor spends tns per packet sent and tnr per packet received, one after the other; steps: seed 002 §4.1's pipelined model, where a NIC sends one packet per step, a step lasting until the packet is in the next NIC (tns, the wire, its tnr), and receives while it sends", &Model::nic_timing, 0, 0, "serial|steps"},
     ModelParam{"credits", "packets", "8", "receive buffers a NIC keeps for each sender: each sender's window", &Model::credits, 1, 65535, ""},
     ModelParam{"low_water", "packets", "4", "a sender down to this many credits is sent an explicit credit update", &Model::low_water, 0, 65534, ""},
     ModelParam{"send_buffers", "packets", "16", "NIC buffers the host fills with packets to send", &Model::send_buffers, 1, 1 << 20, ""},
@@ -89,9 +90,9 @@ const std::array kKesavan97 = {
     PresetValue{"dma_bw", "0", "seed 002 §2.5: t_s and t_r cover the host-NIC transfers"},
     PresetValue{"tns", "3.0", "seed 002 §5.2: t_ns = 3.0 us"},
     PresetValue{"tnr", "2.0", "seed 002 §5.2: t_nr = 2.0 us"},
-    PresetValue{"credits", "64", "seed 002 has no flow control: a window that never stalls a sender"},
-    PresetValue{"low_water", "32", "half the window"},
-    PresetValue{"send_buffers", "64", "assumed: as many as the window"},
+    PresetValue{"credits", "65535", "seed 002 has no flow control: the largest window, which no message here fills"},
+    PresetValue{"low_water", "32767", "half the window: no credit packet before 32768 packets"},
+    PresetValue{"send_buffers", "64", "assumed: 4 KB of NIC memory for the host's packets (seed 002 gives no value)"},
 };
 
 // Seed 001's cluster. The paper gives the hardware, not the costs: the NIC, host and I/O-bus

@@ -35,6 +35,7 @@ struct Model {
     // NIC
     double tns;  // us per packet sent
     double tnr;  // us per packet received
+    std::string nic_timing;  // serial or steps
     int credits;
     int low_water;
     int send_buffers;

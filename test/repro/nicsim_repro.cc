@@ -140,34 +140,56 @@ void fig14(int topologies) {
 }
 
 // seed 002 Theorem 3 against the simulator: the k-binomial tree `nicoll-tune generate --model`
-// finds fastest on kesavan97 (every k run, ties to the larger k) against Theorem 3's k.
+// finds fastest on 64 nodes (every k run, ties to the larger k) against Theorem 3's k, for m =
+// 1..64 packets. The theorem is proved in §4.1's pipelined model, where a NIC sends one packet per
+// step and every step is as long: kesavan97 with nic_timing=steps on a crossbar. On kesavan97
+// itself (one NIC processor, an irregular network) a hop costs more than a send, and Theorem 3
+// with those two costs (the engine's optimal tree) is measured against the fastest instead.
 void theorem3_simulated() {
-    int same = 0;
-    std::string differ;
-    for (std::int64_t m = 1; m <= 64; ++m) {
-        sim::BcastSpec spec = preset_spec("kesavan97", 64);
-        spec.bytes = static_cast<std::uint64_t>(m * spec.model.mtu);
-        spec.tree = "kbinomial";
-        int best_k = 0;
-        double best = INFINITY;
-        for (int k = plan::ceil_log2(64); k >= 1; --k) {
-            spec.k = k;
-            const double us = bcast(spec).latency_us;
-            if (us < best) {
-                best = us;
-                best_k = k;
+    for (const bool steps : {true, false}) {
+        int same = 0;
+        std::string differ;
+        double worst = 1;  // the optimal tree's latency over the fastest k's
+        for (std::int64_t m = 1; m <= 64; ++m) {
+            sim::BcastSpec spec = preset_spec("kesavan97", 64);
+            if (steps) {
+                spec.model.nic_timing = "steps";
+                spec.model.topology = "crossbar";
             }
+            spec.bytes = static_cast<std::uint64_t>(m * spec.model.mtu);
+            spec.tree = "kbinomial";
+            int best_k = 0;
+            double best = INFINITY;
+            for (int k = plan::ceil_log2(64); k >= 1; --k) {
+                spec.k = k;
+                const double us = bcast(spec).latency_us;
+                if (us < best) {
+                    best = us;
+                    best_k = k;
+                }
+            }
+            const int theorem = plan::optimal_k(64, m);
+            if (best_k == theorem) {
+                ++same;
+            } else {
+                differ += " m=" + std::to_string(m) + ":" + std::to_string(best_k) + "/" + std::to_string(theorem);
+            }
+            spec.tree = "optimal";
+            spec.k = 0;
+            worst = std::max(worst, bcast(spec).latency_us / best);
         }
-        const int theorem = plan::optimal_k(64, m);
-        if (best_k == theorem) {
-            ++same;
+        const std::string ours = std::to_string(same) + " of 64" + (differ.empty() ? "" : " (ours/theorem:" + differ + ")");
+        if (steps) {
+            claim("seed 002 Theorem 3 in its model (kesavan97, nic_timing=steps, crossbar; 64 nodes, m = 1..64): "
+                  "simulated fastest k (nicoll-tune generate --model) = Theorem 3's k",
+                  "every m", ours, same == 64);
         } else {
-            differ += " m=" + std::to_string(m) + ":" + std::to_string(best_k) + "/" + std::to_string(theorem);
+            claim("seed 002 Theorem 3 on kesavan97 (one NIC processor, irregular network; 64 nodes, m = 1..64): "
+                  "the optimal tree (Theorem 3 with a hop's and a send's cost) within 5 % of the fastest k; "
+                  "Theorem 3's own k is the fastest at " + ours,
+                  "(not in the paper)", fmt("at most %.1f %% slower", (worst - 1) * 100), worst <= 1.05);
         }
     }
-    known_gap("seed 002 Theorem 3 (kesavan97, 64 nodes, m = 1..64): simulated fastest k (nicoll-tune generate --model) = Theorem 3's k",
-              "every m", std::to_string(same) + " of 64 (ours/theorem:" + differ + ")", same == 64,
-              "a hop (receive, wire, send) costs more than one send in the model, so the chain (k = 1) loses to k = 2 at m >= 57; m = 2 is a 0.6 % near tie");
 }
 
 // The most packets an interior NIC held at once: seed 002 §3.3 compares the buffering of the

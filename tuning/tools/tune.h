@@ -27,11 +27,12 @@ int cmd_calibrate(const Args& args);
 int usage_error(std::string_view command, const std::string& why);
 
 // --name VALUE pairs and flags; one line in *why for an unknown option, a missing value or a
-// repeated one.
+// repeated one (only --set may be given several times).
 struct Options {
     std::vector<std::pair<std::string, std::string>> given;
     bool has(std::string_view name) const;
     std::string text(std::string_view name, std::string_view fallback = {}) const;
+    std::vector<std::string> all(std::string_view name) const;  // every value, in order
     // " --name value" for each of `names` given, in that order (values with spaces quoted), to
     // record the command in a file's provenance.
     std::string echo(std::initializer_list<std::string_view> names) const;

@@ -18,10 +18,12 @@ constexpr const char* kHelp =
                                    (OMPI_MCA_coll_nicoll_* in the environment), a rule of FILE,
                                    or a rule of the embedded default; --file - : the default only
   generate --model PRESET|FILE --comm-sizes LIST --sizes LIST [--colls LIST]
-           [--algorithms LIST] [--packet-sizes LIST] [--out FILE]
+           [--algorithms LIST] [--packet-sizes LIST] [--set NAME=VALUE ...] [--out FILE]
                                    run the engine's simulator (nicsim presets, or a preset file
                                    written by calibrate) for every algorithm and k over the grid
                                    and write a tuning file of the fastest per cell;
+                                   --set: a model parameter over the preset's (nicsim params),
+                                   repeatable;
                                    --colls: of bcast,allgather,barrier; --algorithms: only these;
                                    --packet-sizes: packet sizes (mtu) to try besides the model's
   generate --measure --np LIST [--sizes LIST] [--ks LIST] [--packet-sizes LIST]
@@ -63,13 +65,21 @@ std::string Options::text(std::string_view name, std::string_view fallback) cons
     return std::string(fallback);
 }
 
+std::vector<std::string> Options::all(std::string_view name) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : given) {
+        if (k == name) out.push_back(v);
+    }
+    return out;
+}
+
 std::string Options::echo(std::initializer_list<std::string_view> names) const {
     std::string out;
     for (const std::string_view name : names) {
-        if (!has(name)) continue;
-        const std::string v = text(name);
-        out += " " + std::string(name) + " " +
-               (v.find(' ') == std::string::npos ? v : "'" + v + "'");
+        for (const std::string& v : all(name)) {
+            out += " " + std::string(name) + " " +
+                   (v.find(' ') == std::string::npos ? v : "'" + v + "'");
+        }
     }
     return out;
 }
@@ -85,7 +95,7 @@ std::optional<Options> parse_options(const Args& args, const std::vector<std::st
             *why = a.rfind("-", 0) == 0 ? "unknown option " + a : "unexpected argument " + a;
             return std::nullopt;
         }
-        if (o.has(a)) {
+        if (o.has(a) && a != "--set") {
             *why = a + " given twice";
             return std::nullopt;
         }

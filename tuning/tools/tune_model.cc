@@ -76,7 +76,7 @@ int cmd_generate_model(const Args& args) {
     std::string why;
     auto o = parse_options(args,
                            {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms",
-                            "--packet-sizes", "--out"},
+                            "--packet-sizes", "--set", "--out"},
                            {}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--comm-sizes") || !o->has("--sizes"))
@@ -84,6 +84,15 @@ int cmd_generate_model(const Args& args) {
     std::string name;
     auto model = load_model(o->text("--model"), &name, &why);
     if (!model) return usage_error("generate", why);
+    for (const std::string& set : o->all("--set")) {
+        const std::size_t eq = set.find('=');
+        if (eq == std::string::npos) {
+            return usage_error("generate", "--set " + set + ": expected NAME=VALUE");
+        }
+        if (!nicsim::sim::set_model_param(*model, set.substr(0, eq), set.substr(eq + 1), &why)) {
+            return usage_error("generate", "--set " + set + ": " + why);
+        }
+    }
     auto comm = parse_list(o->text("--comm-sizes"), 2, 4096, &why);
     if (!comm) return usage_error("generate", "--comm-sizes: " + why);
     auto sizes = parse_list(o->text("--sizes"), 0, std::uint64_t{1} << 30, &why);
@@ -218,7 +227,7 @@ int cmd_generate_model(const Args& args) {
     provenance.push_back(
         "\"generated_by\": " +
         quote("nicoll-tune generate --model " + name +
-              o->echo({"--comm-sizes", "--sizes", "--colls", "--algorithms", "--packet-sizes"})));
+              o->echo({"--set", "--comm-sizes", "--sizes", "--colls", "--algorithms", "--packet-sizes"})));
     provenance.push_back(
         "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
         "algorithm, k and packet size (the model's mtu, and each of --packet-sizes) per cell, the "

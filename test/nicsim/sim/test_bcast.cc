@@ -1,11 +1,12 @@
 // Broadcasts on the modeled cluster: for every tree shape, forwarding discipline, topology,
-// credit window and packet size, every host gets every packet once and in order, credits are
+// credit window, packet size and NIC timing, every host gets every packet once and in order, credits are
 // conserved and every queue ends empty (run_bcast checks all of that and fails otherwise); runs
 // repeat exactly; bad specs are refused with the option named.
 #include <gtest/gtest.h>
 
 #include <tuple>
 
+#include "plan/kbinomial.h"
 #include "sim/bcast.h"
 #include "sim/rng.h"
 
@@ -38,6 +39,7 @@ TEST_P(Broadcasts, DeliverEverythingOnceInOrderAndEndQuiescent) {
     spec.forwarding = forwarding;
     spec.root = static_cast<Rank>(rng.below(static_cast<std::uint64_t>(spec.model.nodes)));
     spec.messages = static_cast<int>(1 + rng.below(3));
+    spec.model.nic_timing = rng.below(2) ? "steps" : "serial";
     std::string why;
     const auto r = run_bcast(spec, nullptr, &why);
     ASSERT_TRUE(r.has_value()) << why;
@@ -114,6 +116,41 @@ TEST(Broadcast, ChargesEachCostOnce) {
     // + tns 3 + 1.5 on the wire + tnr 2, then its own DMA and tr
     EXPECT_DOUBLE_EQ(r->done_us[2], 10 + 2 + 3 + 1.5 + 2 + 3 + 1.5 + 2 + 4 + 20);
     EXPECT_DOUBLE_EQ(r->latency_us, r->done_us[2]);
+}
+
+// In steps on a crossbar every step is as long, and an m-packet broadcast on a k-binomial tree
+// takes seed 002's L1 + (m - 1) k steps (Theorem 2 with delta_r = k) between ts and tr (on 16
+// nodes, a power of two, where that count is exact for every k).
+TEST(Broadcast, InStepsTakesTheTheoremsSteps) {
+    BcastSpec spec;
+    spec.model = default_model();
+    spec.model.nodes = 16;
+    spec.model.nic_timing = "steps";
+    spec.model.ts = 10;
+    spec.model.tr = 20;
+    spec.model.tns = 3;
+    spec.model.tnr = 2;
+    spec.model.link_bw = 100;  // 100 bytes: 1 us per link
+    spec.model.header_bytes = 0;
+    spec.model.mtu = 100;
+    spec.model.switch_latency = 0.5;
+    spec.model.pio_bw = 0;
+    spec.model.dma_bw = 0;
+    spec.model.credits = 1000;
+    spec.model.low_water = 500;
+    const double step = 3 + 1.5 + 2;  // tns, the wire and the switch, tnr
+    spec.tree = "kbinomial";
+    for (int k = 1; k <= 4; ++k) {
+        for (std::int64_t m = 1; m <= 8; ++m) {
+            spec.k = k;
+            spec.bytes = static_cast<std::uint64_t>(m * 100);
+            std::string why;
+            const auto r = run_bcast(spec, nullptr, &why);
+            ASSERT_TRUE(r) << why;
+            const auto steps = static_cast<double>(plan::kbinomial_total_steps(16, m, k));
+            EXPECT_NEAR(r->latency_us, 10 + steps * step + 20, 1e-6) << "k " << k << ", m " << m;
+        }
+    }
 }
 
 }  // namespace
