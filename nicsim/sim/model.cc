@@ -252,6 +252,15 @@ bool set_model_param(Model& model, std::string_view name, std::string_view value
         param->field);
 }
 
+bool check_model(const Model& model, std::string* why) {
+    if (model.low_water >= model.credits) {
+        *why = "low_water " + std::to_string(model.low_water) + " must be below credits " +
+               std::to_string(model.credits);
+        return false;
+    }
+    return true;
+}
+
 std::string model_param_value(const Model& model, const ModelParam& param) {
     return std::visit(
         [&](auto field) -> std::string {

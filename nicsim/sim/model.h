@@ -83,6 +83,9 @@ const ModelParam* find_model_param(std::string_view name);
 bool set_model_param(Model& model, std::string_view name, std::string_view value, std::string* why);
 // The value of a parameter as text, as --set would take it.
 std::string model_param_value(const Model& model, const ModelParam& param);
+// What each parameter's range cannot say: false, with one line in *why, when two parameters
+// contradict each other (low_water must be below credits).
+bool check_model(const Model& model, std::string* why);
 
 struct PresetValue {
     std::string_view param;

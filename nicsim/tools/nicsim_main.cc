@@ -102,11 +102,7 @@ std::optional<sim::Model> model_from(const Options& opts, std::string* why) {
             return std::nullopt;
         }
     }
-    if (model.low_water >= model.credits) {
-        *why = "low_water " + std::to_string(model.low_water) + " must be below credits " +
-               std::to_string(model.credits);
-        return std::nullopt;
-    }
+    if (!sim::check_model(model, why)) return std::nullopt;
     return model;
 }
 

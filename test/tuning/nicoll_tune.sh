@@ -100,6 +100,8 @@ bad_input "generate: a --set without = is refused" "--set nic_timing" generate -
     --comm-sizes 4 --sizes 8
 bad_input "generate: a --set of an unknown parameter is named" "speed" generate --model kesavan97 --set speed=3 \
     --comm-sizes 4 --sizes 8
+bad_input "generate: a --set that contradicts the preset is named" "low_water 32767 must be below credits 4" \
+    generate --model kesavan97 --set credits=4 --comm-sizes 4 --sizes 8
 "$tune" generate --model kesavan97 --comm-sizes 64 --sizes "$sizes" --colls bcast --algorithms kbinomial \
     --out "$dir/k.json" 2>/dev/null
 theorem3 "$dir/k.json"

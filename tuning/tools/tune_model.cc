@@ -93,6 +93,9 @@ int cmd_generate_model(const Args& args) {
             return usage_error("generate", "--set " + set + ": " + why);
         }
     }
+    if (!nicsim::sim::check_model(*model, &why)) {
+        return usage_error("generate", "--model " + o->text("--model") + ": " + why);
+    }
     auto comm = parse_list(o->text("--comm-sizes"), 2, 4096, &why);
     if (!comm) return usage_error("generate", "--comm-sizes: " + why);
     auto sizes = parse_list(o->text("--sizes"), 0, std::uint64_t{1} << 30, &why);
