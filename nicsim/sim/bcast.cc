@@ -49,7 +49,8 @@ std::vector<Rank> tree_order(const Topology& topology, Rank root) {
 namespace {
 
 // Theorem 3 with this model's costs: a hop is a NIC's send, the wire and the next NIC's receive;
-// a copy costs the sender its send time, for the last packet on the largest fanout.
+// a copy costs the sender its send time (in steps, the whole hop), for the last packet on the
+// largest fanout.
 int timed_optimal_k(const Model& model, const Topology& topology, Rank root, std::int64_t packets) {
     const double wire = static_cast<double>(model.mtu + model.header_bytes) / model.link_bw;
     double switches = 0;
@@ -59,7 +60,8 @@ int timed_optimal_k(const Model& model, const Topology& topology, Rank root, std
     if (topology.nodes() > 1) switches /= topology.nodes() - 1;
     const double send = model.tns + wire;
     const double hop = send + switches * model.switch_latency + model.tnr;
-    return plan::optimal_k_timed(topology.nodes(), packets, hop, send);
+    return plan::optimal_k_timed(topology.nodes(), packets, hop,
+                                 model.nic_timing == "steps" ? hop : send);
 }
 
 }  // namespace

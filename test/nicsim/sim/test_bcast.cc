@@ -151,6 +151,16 @@ TEST(Broadcast, InStepsTakesTheTheoremsSteps) {
             EXPECT_NEAR(r->latency_us, 10 + steps * step + 20, 1e-6) << "k " << k << ", m " << m;
         }
     }
+    // And the optimal tree is Theorem 3's.
+    spec.tree = "optimal";
+    spec.k = 0;
+    for (std::int64_t m = 1; m <= 40; ++m) {
+        spec.bytes = static_cast<std::uint64_t>(m * 100);
+        std::string why;
+        const auto r = run_bcast(spec, nullptr, &why);
+        ASSERT_TRUE(r) << why;
+        EXPECT_EQ(r->tree, "kbinomial:" + std::to_string(plan::optimal_k(16, m))) << "m " << m;
+    }
 }
 
 }  // namespace
