@@ -90,18 +90,24 @@ TEST(Broadcast, RefusesBadSpecsNamingTheOption) {
     EXPECT_EQ(why, "--forwarding lifo: not one of fpfs|fcfs|host");
 }
 
+// A crossbar of `nodes` with round costs, for runs timed by hand.
+Model hand_timed(int nodes) {
+    Model m = default_model();
+    m.nodes = nodes;
+    m.ts = 10;
+    m.tr = 20;
+    m.tns = 3;
+    m.tnr = 2;
+    m.link_bw = 100;  // 100 bytes: 1 us per link
+    m.header_bytes = 0;
+    m.switch_latency = 0.5;
+    return m;
+}
+
 // One packet over a chain of three nodes on a crossbar, timed by hand: every cost appears once.
 TEST(Broadcast, ChargesEachCostOnce) {
     BcastSpec spec;
-    spec.model = default_model();
-    spec.model.nodes = 3;
-    spec.model.ts = 10;
-    spec.model.tr = 20;
-    spec.model.tns = 3;
-    spec.model.tnr = 2;
-    spec.model.link_bw = 100;      // 100 bytes: 1 us per link
-    spec.model.header_bytes = 0;
-    spec.model.switch_latency = 0.5;
+    spec.model = hand_timed(3);
     spec.model.pio_bw = 50;        // 100 bytes: 2 us
     spec.model.dma_bw = 25;        // 100 bytes: 4 us
     spec.bytes = 100;
@@ -123,17 +129,9 @@ TEST(Broadcast, ChargesEachCostOnce) {
 // nodes, a power of two, where that count is exact for every k).
 TEST(Broadcast, InStepsTakesTheTheoremsSteps) {
     BcastSpec spec;
-    spec.model = default_model();
-    spec.model.nodes = 16;
+    spec.model = hand_timed(16);
     spec.model.nic_timing = "steps";
-    spec.model.ts = 10;
-    spec.model.tr = 20;
-    spec.model.tns = 3;
-    spec.model.tnr = 2;
-    spec.model.link_bw = 100;  // 100 bytes: 1 us per link
-    spec.model.header_bytes = 0;
     spec.model.mtu = 100;
-    spec.model.switch_latency = 0.5;
     spec.model.pio_bw = 0;
     spec.model.dma_bw = 0;
     spec.model.credits = 1000;
