@@ -21,6 +21,8 @@ bad_input() {
 }
 bad_input "an unknown command is named" --bogus --bogus
 bad_input "an unknown preset is named" "--preset nope" bcast --preset nope
+bad_input "a broadcast with host forwarding refuses GM's protocol" "p2p_flow=gm" \
+    bcast --preset gm-lanai9 --forwarding host
 bad_input "nodes < 1 is refused" "--nodes 0" bcast --nodes 0
 bad_input "negative sizes are refused" "--bytes -5" bcast --bytes -5
 bad_input "k out of range is refused" "k out of range" bcast --nodes 16 --tree kbinomial:5
@@ -108,6 +110,15 @@ assert d[\"host_cpu_us\"] == d[\"done_us\"]" &&
            "$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm rd --json | python3 -c "import json, sys
 d = json.load(sys.stdin)
 assert all(c == 2 for c in d[\"host_cpu_us\"])"' _ "$nicsim"
+check "host-rd on gm-lanai9 runs over GM: 64 KB overflows its receivers, which it reports" \
+    sh -c '"$1" allgather --preset gm-lanai9 --bytes 65536 --algorithm host-rd | grep -q "^GM: [0-9]* data packets sent again" &&
+           "$1" allgather --preset gm-lanai9 --bytes 65536 --algorithm host-rd --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"gm_dropped_full\"] > 0 and d[\"gm_resent\"] >= d[\"gm_dropped_full\"] and d[\"gm_nacks\"] > 0
+assert d[\"packets\"] > d[\"gm_acks\"] + d[\"gm_nacks\"]" &&
+           "$1" allgather --preset gm-lanai9 --bytes 65536 --algorithm host-rd --set p2p_flow=credits --json | python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert \"gm_resent\" not in d"' _ "$nicsim"
 check "allgather on ab with --loss 0.05 completes, losing packets and sending NACKs" \
     sh -c '"$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --loss 0.05 --json | python3 -c "import json, sys
 d = json.load(sys.stdin)

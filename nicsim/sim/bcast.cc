@@ -84,6 +84,12 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
         *why = "--forwarding " + spec.forwarding + ": not one of fpfs|fcfs|host";
         return std::nullopt;
     }
+    if (spec.forwarding == "host" && model.p2p_flow == "gm") {
+        *why =
+            "--forwarding host: p2p_flow=gm is not modeled for broadcasts (their counters and "
+            "the sender's throughput are LFC's); set p2p_flow=credits";
+        return std::nullopt;
+    }
     if (model.deadlock_recovery != 0 && spec.forwarding != "fpfs") {
         *why = "--forwarding " + spec.forwarding + ": deadlock recovery runs with fpfs only";
         return std::nullopt;

@@ -17,7 +17,8 @@
 //   agent ◀── tnr per packet; its payload by DMA to the host, small ones through the staging buffer
 //   agent ── done: staging flushed, a receive event ──▶ host: tr (and a copy of staged bytes)
 //
-// Host-based collectives instead run a schedule of messages on the hosts, over the LFC NIC.
+// Host-based collectives instead run a schedule of messages on the hosts, over the LFC NIC or,
+// with p2p_flow=gm, over GM's protocol (sim/gm.h), which the node runs beside the LFC NIC.
 //
 // Every resource keeps the time it is busy until and is reserved first come, first served, so a
 // packet costs one event (its arrival at the next NIC). The NIC works on its own timeline, which
@@ -35,6 +36,7 @@
 #include "nic/nic.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
+#include "sim/gm.h"
 #include "sim/model.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -87,6 +89,8 @@ public:
 
     // Totals over all NICs; peak_buffers is the largest of any one NIC.
     nic::NicStats totals() const;
+    // GM's protocol (p2p_flow=gm): totals over all nodes.
+    GmStats gm_totals() const;
 
     // Collectives: one per node and run.
     struct CollectiveOptions {
@@ -134,17 +138,25 @@ public:
 
 private:
     class Node;
+    // What a GM packet carries besides the engine's header (sim/gm.h).
+    struct GmTag {
+        enum Kind : std::uint8_t { none, data, ack, nack };
+        Kind kind = none;
+        std::uint16_t epoch = 0;  // data: the sender's go-backs so far; nack: the dropped packet's
+        std::uint32_t seq = 0;    // data: its number; ack: the next one expected; nack: the one missing
+    };
     struct Flight {
         Rank src;
         Rank dst;
         PacketHeader header;
+        GmTag gm;
     };
 
     // The packet is ready to leave `src`'s NIC at `leave`: reserves the links on its way,
     // schedules its arrival at `dst` (*arrives: when its tail is in) and returns when its tail
     // has left the NIC.
     Time launch(Rank src, Rank dst, std::span<const LinkId> path, const PacketHeader& header,
-                std::span<const std::byte> payload, Time leave, Time* arrives);
+                std::span<const std::byte> payload, Time leave, GmTag gm, Time* arrives);
     // How long a packet with `payload_bytes` takes to cross a link. Nearly every packet of a run
     // is as long as the one before (a full MTU), so the last answer is kept rather than
     // converting and dividing again.

@@ -29,8 +29,10 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
         return std::nullopt;
     }
     if (spec.loss > 0 && !on_nic) {
-        *why = "--loss: the host-based algorithms run over the LFC NIC, which has no "
-               "retransmission; loss applies to NIC-based ones";
+        *why =
+            "--loss: applies to NIC-based algorithms only; the host-based ones run over LFC's "
+            "NIC, which never loses a packet, or GM's (p2p_flow=gm), which loses only those its "
+            "receive buffers cannot take";
         return std::nullopt;
     }
     if (!(spec.skew_us >= 0 && spec.skew_us <= 1e9)) {
@@ -78,7 +80,10 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
         return std::nullopt;
     }
     const nic::NicStats totals = cluster.totals();
-    result.packets = on_nic ? cluster.collective_packets() : totals.data_sent + totals.credit_packets;
+    result.gm = cluster.gm_totals();
+    result.packets = on_nic ? cluster.collective_packets()
+                            : totals.data_sent + totals.credit_packets + result.gm.data_sent +
+                                  result.gm.acks + result.gm.nacks;
     result.lost = cluster.lost_packets();
     result.stats = cluster.collective_totals();
     if (result.latency_us > 0) {

@@ -4,7 +4,8 @@
 // Every host posts one collective at time 0, except that with `skew` one host, drawn with the
 // model's seed, posts that much later. A NIC-based algorithm runs in the NICs' collective agents
 // (cluster.h); a host-based one runs the same kind of schedule on the hosts, each step a message
-// through the LFC NIC and across the I/O bus both ways.
+// through the LFC NIC, or GM's protocol with p2p_flow=gm (sim/gm.h), and across the I/O bus both
+// ways.
 //
 //   latency      from the first post to the last host knowing the collective complete
 //   bandwidth    bytes each host receives, (N - 1) * B, over the latency
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "nic/operation.h"
+#include "sim/gm.h"
 #include "sim/model.h"
 #include "sim/trace.h"
 
@@ -42,9 +44,11 @@ struct CollectiveResult {
     std::vector<double> done_us;     // per node: when its host knew the collective complete
     std::vector<double> host_cpu_us; // per node
     std::uint64_t packets = 0;       // every packet the NICs sent (NIC-based: collective
-                                     // packets; host-based: data and credit packets)
+                                     // packets; host-based: data and credit packets, or with
+                                     // p2p_flow=gm data packets, resends included, ACKs and NACKs)
     std::uint64_t lost = 0;
     nic::CollectiveStats stats;      // NACKs, retransmissions, duplicates
+    GmStats gm;                      // host-based with p2p_flow=gm: GM's drops, ACKs, NACKs, resends
     std::uint64_t events = 0;
 };
 

@@ -118,6 +118,7 @@ std::optional<Measured> measure_lfc(const Pt2ptSpec& spec, std::uint32_t bytes, 
                                     std::string* why) {
     Model model = spec.model;
     model.nodes = 2;
+    model.p2p_flow = "credits";  // the layer asked for, whatever the preset's host messages use
     Measured m;
     {
         Simulator sim;

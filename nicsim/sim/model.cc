@@ -32,6 +32,10 @@ const std::array kParams = {
     ModelParam{"low_water", "packets", "4", "a sender down to this many credits is sent an explicit credit update", &Model::low_water, 0, 65534, ""},
     ModelParam{"send_buffers", "packets", "16", "NIC buffers the host fills with packets to send", &Model::send_buffers, 1, 1 << 20, ""},
     ModelParam{"host_buffers", "packets", "1024", "receive buffers each host keeps posted to its NIC", &Model::host_buffers, 1, 1 << 24, ""},
+    ModelParam{"p2p_flow", "", "credits", "how host-to-host messages (host-based allgathers and barriers; a broadcast with host forwarding refuses gm) cross the NICs: credits (LFC, seed 000 §3: a window of `credits` per pair, nothing lost) or gm (GM, seed 001 §3, §4.3.1: no window; gm_recv_buffers shared by all senders, a packet arriving when none is free or out of sequence is dropped; sequence numbers, cumulative ACKs, go-back-N after a NACK or gm_resend_timeout, resent packets fetched from host memory again; one DMA at a time, fetches and receives alternating)", &Model::p2p_flow, 0, 0, "credits|gm"},
+    ModelParam{"gm_send_buffers", "packets", "2", "p2p_flow=gm: NIC send buffers the DMA engine fetches packets into from host memory, the next ones to send; a packet holds one until it has left", &Model::gm_send_buffers, 1, 65535, ""},
+    ModelParam{"gm_recv_buffers", "packets", "2", "p2p_flow=gm: NIC receive buffers shared by every sender; a packet holds one from its arrival until its DMA to the host is over", &Model::gm_recv_buffers, 1, 65535, ""},
+    ModelParam{"gm_resend_timeout", "us", "1000", "p2p_flow=gm: a sender whose oldest unacknowledged packet has waited this long since it left sends it and every later one again (go-back-N)", &Model::gm_resend_timeout, 1e-3, 1e9, ""},
     ModelParam{"nack_timeout", "us", "1000", "a collective that hears nothing for this long asks its peers for the packets it misses (seed 001 §4.3.1)", &Model::nack_timeout, 1e-3, 1e9, ""},
     ModelParam{"deadlock_recovery", "", "0", "1: LFC's deadlock channels and recovery (seed 000 §4), so any multicast tree is safe (FPFS forwarding, at most 65536 nodes); 0: the basic protocol", &Model::deadlock_recovery, 0, 1, ""},
     ModelParam{"recovery_timeout", "us", "0", "with deadlock_recovery: 0 suspects deadlock as soon as a blocked-sends queue is non-empty (seed 000 §4.1); T > 0 only once a queue has stayed blocked, no packet leaving it on a credit, over ticks T apart (between T and 2T; the refinement of seed 000 §5.2)", &Model::recovery_timeout, 0, 1e9, ""},
@@ -112,9 +116,13 @@ const std::array kGmLanai9 = {
     PresetValue{"tr", "1.0", "assumed: GM receive event polled by a 1 GHz Pentium-III (seed 001 §6)"},
     PresetValue{"tns", "1.4", "assumed: lfc-myrinet's LANai 4.1 cost scaled by clock, 33 to 133 MHz (LANai 9.1, seed 001 §6)"},
     PresetValue{"tnr", "0.75", "assumed: lfc-myrinet's LANai 4.1 cost scaled by clock, 33 to 133 MHz (LANai 9.1, seed 001 §6)"},
-    PresetValue{"credits", "16", "assumed: GM has no per-pair window; one that 2 MB of NIC SRAM holds for 16 senders"},
+    PresetValue{"credits", "16", "unused by host messages (p2p_flow=gm); LFC's window for NIC multicast: assumed, one that 2 MB of NIC SRAM holds for 16 senders"},
     PresetValue{"low_water", "8", "half the window"},
-    PresetValue{"send_buffers", "32", "assumed: GM send packets in 2 MB of NIC SRAM (seed 001 §6)"},
+    PresetValue{"send_buffers", "32", "unused by host messages (p2p_flow=gm: gm_send_buffers); LFC's, for NIC multicast: assumed, send packets in 2 MB of NIC SRAM (seed 001 §6)"},
+    PresetValue{"p2p_flow", "gm", "seed 001 §3, §4.3.1: the host-based baseline runs over GM, which has no flow control: a congested receiver drops packets, which are sent again"},
+    PresetValue{"gm_send_buffers", "2", "GM-1 source (gm_lanai_dump.h, a copy of the MCP's globals): send_chunk[2], two send staging buffers; assumed unchanged in GM 2.0.3 on LANai 9"},
+    PresetValue{"gm_recv_buffers", "2", "GM-1 source (gm_lanai_dump.h, a copy of the MCP's globals): recv_chunk[2], two receive staging buffers; assumed unchanged in GM 2.0.3 on LANai 9"},
+    PresetValue{"gm_resend_timeout", "1000", "assumed: GM's resend interval is not in the sources found (its send record keeps a resend_time)"},
 };
 
 // Seed 003's cluster. The paper measures the collectives, not the parts: the link, switch and

@@ -40,6 +40,10 @@ struct Model {
     int low_water;
     int send_buffers;
     int host_buffers;
+    std::string p2p_flow;      // host-to-host messages: "credits" (LFC) or "gm" (sim/gm.h)
+    int gm_send_buffers;       // packets
+    int gm_recv_buffers;       // packets
+    double gm_resend_timeout;  // us
     double nack_timeout;  // us
     int deadlock_recovery;  // 0 or 1: seed 000 §4's deadlock channels and recovery
     double recovery_timeout;  // us; 0: detection at once

@@ -379,6 +379,8 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
     if (!result) return usage_error(command, why);
     if (!close_trace(command, opts, trace.get())) return 1;
     const sim::CollectiveResult& r = *result;
+    // GM's protocol ran: a host-based collective with p2p_flow=gm.
+    const bool gm_run = r.algorithm.starts_with("host") && spec.model.p2p_flow == "gm";
     std::vector<double> cpu = r.host_cpu_us;
     std::sort(cpu.begin(), cpu.end());
     if (opts.has("--json")) {
@@ -402,8 +404,17 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
             .field("nacks", static_cast<long long>(r.stats.nacks_sent))
             .field("nacks_forwarded", static_cast<long long>(r.stats.nacks_forwarded))
             .field("retransmissions", static_cast<long long>(r.stats.retransmitted))
-            .field("duplicates", static_cast<long long>(r.stats.duplicates))
-            .field("events", static_cast<long long>(r.events));
+            .field("duplicates", static_cast<long long>(r.stats.duplicates));
+        if (gm_run) {
+            j.field("gm_resent", static_cast<long long>(r.gm.resent))
+                .field("gm_acks", static_cast<long long>(r.gm.acks))
+                .field("gm_nacks", static_cast<long long>(r.gm.nacks))
+                .field("gm_dropped_full", static_cast<long long>(r.gm.dropped_full))
+                .field("gm_dropped_order", static_cast<long long>(r.gm.dropped_order))
+                .field("gm_nack_go_backs", static_cast<long long>(r.gm.nack_go_backs))
+                .field("gm_timeout_go_backs", static_cast<long long>(r.gm.timeout_go_backs));
+        }
+        j.field("events", static_cast<long long>(r.events));
         std::printf("%s\n", j.str().c_str());
         return 0;
     }
@@ -426,6 +437,18 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
                 static_cast<unsigned long long>(r.stats.nacks_forwarded),
                 static_cast<unsigned long long>(r.stats.retransmitted),
                 static_cast<unsigned long long>(r.stats.duplicates));
+    if (gm_run) {
+        std::printf(
+            "GM: %llu data packets sent again, %llu ACKs, %llu NACKs; %llu dropped with "
+            "every receive buffer busy, %llu out of sequence; go-backs: %llu on a NACK, "
+            "%llu on a timeout\n",
+            static_cast<unsigned long long>(r.gm.resent),
+            static_cast<unsigned long long>(r.gm.acks), static_cast<unsigned long long>(r.gm.nacks),
+            static_cast<unsigned long long>(r.gm.dropped_full),
+            static_cast<unsigned long long>(r.gm.dropped_order),
+            static_cast<unsigned long long>(r.gm.nack_go_backs),
+            static_cast<unsigned long long>(r.gm.timeout_go_backs));
+    }
     return 0;
 }
 

@@ -50,6 +50,10 @@ TEST(Model, PresetsCarryThePapersValues) {
     EXPECT_EQ(gm.mtu, 4096);
     EXPECT_DOUBLE_EQ(gm.link_bw, 250.0);  // 2 Gbit/s
     EXPECT_EQ(gm.host_send, "dma");
+    EXPECT_EQ(gm.p2p_flow, "gm");  // seed 001 §4.3.1: the host-based baseline has no flow control
+    EXPECT_EQ(gm.gm_recv_buffers, 2);
+    EXPECT_EQ(gm.gm_send_buffers, 2);
+    EXPECT_EQ(default_model().p2p_flow, "credits");
     EXPECT_EQ(find_preset("nope"), nullptr);
 }
 
@@ -62,6 +66,10 @@ TEST(Model, BadValuesAreRefusedWithTheReason) {
     EXPECT_EQ(why, "tns=fast: not a number");
     EXPECT_FALSE(set_model_param(m, "topology", "torus", &why));
     EXPECT_EQ(why, "topology=torus: not one of crossbar|hypercube|irregular|fattree");
+    EXPECT_FALSE(set_model_param(m, "p2p_flow", "window", &why));
+    EXPECT_EQ(why, "p2p_flow=window: not one of credits|gm");
+    EXPECT_FALSE(set_model_param(m, "gm_recv_buffers", "0", &why));
+    EXPECT_EQ(why, "gm_recv_buffers=0: out of range 1..65535");
     EXPECT_FALSE(set_model_param(m, "speed", "1", &why));
     EXPECT_EQ(why, "unknown model parameter 'speed' (see nicsim params)");
     EXPECT_FALSE(set_model_param(m, "nodes", "0", &why));
