@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 #include "core/rank_map.h"
 #include "core/ring.h"
@@ -21,10 +22,7 @@ enum EventKind : std::uint32_t {
     kCollPost,   // the host's collective request reaches the NIC
     kTimeout,    // time to see whether the collective's packets are overdue
     kTick,       // the LFC NIC's deadlock-detection tick
-    kGmDma,      // GM: the DMA engine may take up its next transfer
-    kGmDmaDone,  // GM: the DMA engine's transfer is over
-    kGmRxFree,   // GM: a packet dropped out of sequence frees its receive buffer
-    kGmTimer,    // arg: destination; GM: time to see whether its oldest packet is overdue
+    kGm,         // arg: a GmEvent and its argument (gm_event()); GM's NIC asked to be called
 };
 
 bool is_collective(PacketKind kind) {
@@ -41,20 +39,32 @@ constexpr int kMaxSilentTimeouts = 1000;
 // How much of the next event's node the simulator prefetches (see the Cluster constructor).
 constexpr std::size_t kPrefetchBytes = 12 * 64;
 
+// A GmEvent and its argument (a rank) in one event argument.
+constexpr unsigned kGmEventShift = 28;
+std::uint32_t gm_event(GmEvent event, std::uint32_t arg) {
+    return static_cast<std::uint32_t>(event) << kGmEventShift | arg;
+}
+
 }  // namespace
 
-class Cluster::Node final : public EventHandler, public nic::Fabric, public nic::HostPort {
+class Cluster::Node final : public EventHandler,
+                            public nic::Fabric,
+                            public nic::HostPort,
+                            public GmNode {
 public:
     Node(Cluster& cluster, Rank rank, const nic::NicConfig& config)
         : c_(cluster), rank_(rank), nic_(rank, config, *this, *this) {
         nic_.post_host_buffers(c_.model_.host_buffers);
+        if (c_.model_.p2p_flow == "gm") gm_.emplace(c_.model_, rank_, *this);
     }
 
     nic::Nic& nic() { return nic_; }
     const std::vector<Receipt>& receipts() const { return receipts_; }
     Time last_post() const { return last_post_; }
-    bool host_idle() const { return outgoing_.empty() && posting_.empty() && gm_idle(); }
-    const GmStats& gm_stats() const { return gm_stats_; }
+    bool host_idle() const {
+        return outgoing_.empty() && posting_.empty() && (!gm_ || gm_->idle());
+    }
+    GmStats gm_stats() const { return gm_ ? gm_->stats() : GmStats{}; }
 
     void set_host_route(Rank origin, std::span<const Rank> children) {
         host_routes_.get(origin).assign(children.begin(), children.end());
@@ -133,7 +143,7 @@ public:
             const Flight f = c_.flights_[arg];
             c_.free_flights_.push_back(arg);
             if (f.gm.kind != GmTag::none) {
-                gm_arrival(f, now);
+                gm_->arrival(f.src, f.header, f.gm, now);
                 break;
             }
             if (is_collective(f.header.kind)) {
@@ -173,7 +183,7 @@ public:
                 check_collective_done();
             }
             check(nic_.progress(), "its transmit queue at node", rank_);
-            if (gm_) gm_pump();
+            if (gm_) gm_->pump();
             break;
         case kCollPost:
             nic_now_ = std::max(now, nic_free_);
@@ -187,17 +197,9 @@ public:
             nic_now_ = std::max(now, nic_free_);
             check(nic_.on_tick(), "its deadlock-detection tick at node", rank_);
             break;
-        case kGmDma:
-            gm_dma(now);
-            break;
-        case kGmDmaDone:
-            gm_dma_done(now);
-            break;
-        case kGmRxFree:
-            --gm_rx_busy_;
-            break;
-        case kGmTimer:
-            gm_timer(static_cast<Rank>(arg), now);
+        case kGm:
+            gm_->on_event(static_cast<GmEvent>(arg >> kGmEventShift),
+                          arg & ((1u << kGmEventShift) - 1), now);
             break;
         }
         if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
@@ -299,6 +301,23 @@ public:
         waiting_for_space_ = false;
     }
 
+    // GmNode: GM's NIC runs on this node's clock, NIC processor, links and I/O bus.
+    Time now() const override { return c_.sim_.now(); }
+    Status send_gm(Rank dst, const PacketHeader& header, GmTag tag) override {
+        return send_packet(dst, header, {}, tag);
+    }
+    Time nic_free() const override { return nic_free_; }
+    Time take_in(Time now, const char* what) override {
+        receive(now, what);
+        return nic_now_;
+    }
+    Time fetch(Time from, std::uint64_t bytes) override { return dma(from, bytes, "dma out"); }
+    Time store(const PacketHeader& header, Time from) override { return to_host(header, from); }
+    void schedule(Time at, GmEvent event, std::uint32_t arg) override {
+        c_.sim_.schedule(at, *this, kGm, gm_event(event, arg));
+    }
+    void fail(std::string what) override { c_.fail(std::move(what)); }
+
 private:
     struct Outgoing {
         Rank dst;
@@ -313,44 +332,6 @@ private:
     struct Posting {
         Rank dst;
         PacketHeader header;
-    };
-    // GM's protocol (p2p_flow=gm): send records by destination, receive state by source.
-    struct GmRecord {
-        enum State : std::uint8_t { in_host, fetching, ready, sent };
-        PacketHeader header;
-        std::uint32_t seq = 0;
-        State state = in_host;
-        bool resend = false;      // sent before a go-back
-        std::uint64_t fetch = 0;  // which fetch brings it (a go-back makes older ones stale)
-        Time left = 0;            // when it last left
-    };
-    struct GmOut {
-        std::deque<GmRecord> records;  // unacknowledged, in order
-        std::uint32_t next_seq = 0;    // the next new packet's number
-        std::uint32_t next_tx = 0;     // the next to send
-        std::uint32_t fetch_next = 0;  // the next to fetch
-        std::uint16_t epoch = 0;       // go-backs so far
-        bool timer = false;
-        bool listed = false;  // in gm_conns_
-    };
-    struct GmIn {
-        std::uint32_t expected = 0;  // the next packet it takes
-        std::uint32_t dma_done = 0;  // packets in host memory, so what an ACK says
-        bool ack_queued = false;
-        bool nacked = false;  // a NACK went for (nack_seq, nack_epoch)
-        std::uint32_t nack_seq = 0;
-        std::uint16_t nack_epoch = 0;
-    };
-    struct GmToHost {
-        Rank src;
-        PacketHeader header;
-        Time ready;  // when the NIC is done with it
-    };
-    struct GmControl {
-        Rank dst;
-        GmTag::Kind kind;
-        std::uint32_t seq;
-        std::uint16_t epoch;
     };
 
     // The NIC takes in a packet that reached it at `now`: tnr once it is free. Serial, its one
@@ -526,7 +507,7 @@ private:
             return later(host_free_);
         }
         if (gm_ && m.dst != nic::Nic::kMulticast) {  // GM's NIC fetches the packets itself
-            gm_post(m);
+            gm_->post(m.dst, m.origin, m.seq, m.bytes, m.packets);
             last_post_ = now;
             outgoing_.pop_front();
             return later(now);
@@ -561,282 +542,6 @@ private:
         last_post_ = at;
         if (++m.next == m.packets) outgoing_.pop_front();
         later(pio_ ? at : now);
-    }
-
-    // GM's point-to-point protocol (sim/gm.h) --------------------------------------------------
-
-    // A message the host posted: its packets stay in host memory until the NIC fetches them.
-    void gm_post(const Outgoing& m) {
-        GmOut& out = gm_out_.get(m.dst);
-        const std::uint64_t mtu = static_cast<std::uint64_t>(c_.model_.mtu);
-        for (std::uint32_t i = 0; i < m.packets; ++i) {
-            GmRecord r;
-            r.header.kind = PacketKind::unicast;
-            r.header.seq = m.seq;
-            r.header.step = i;
-            r.header.origin = m.origin;
-            r.header.payload_bytes = static_cast<std::uint32_t>(
-                i + 1 < m.packets ? mtu : m.bytes - std::uint64_t{i} * mtu);
-            if (i + 1 == m.packets) r.header.flags = kLastPacket;
-            r.seq = out.next_seq++;
-            out.records.push_back(r);
-        }
-        if (!out.listed) {
-            out.listed = true;
-            gm_conns_.push_back(m.dst);
-        }
-        gm_dma(c_.sim_.now());
-        gm_pump();
-    }
-
-    GmRecord* gm_record(GmOut& out, std::uint32_t seq) {
-        if (out.records.empty() || seq < out.records.front().seq) return nullptr;
-        const std::size_t i = seq - out.records.front().seq;
-        return i < out.records.size() ? &out.records[i] : nullptr;
-    }
-
-    // The DMA engine between host memory and the NIC does one transfer at a time: it fetches the
-    // next packet of a connection into a free send buffer (the connections taken in turn, as seed
-    // 001 §3 has the NIC take its send queues), or it moves a received packet to the host. When
-    // both wait, it alternates (GM's MCP dispatches "fair" send and receive DMA events), so a
-    // received packet never waits behind more than one fetch.
-    void gm_dma(Time now) {
-        if (gm_dma_.busy) return;
-        const bool receive = !gm_to_host_.empty() && gm_to_host_.front().ready <= now;
-        GmOut* out = nullptr;
-        GmRecord* r = nullptr;
-        if (gm_send_free_ > 0 && !(receive && gm_dma_.last_was_fetch)) {
-            for (std::size_t k = 0; k < gm_conns_.size() && r == nullptr; ++k) {
-                const std::size_t at = (gm_fetch_turn_ + k) % gm_conns_.size();
-                GmOut& o = *gm_out_.find(gm_conns_[at]);
-                GmRecord* next = gm_record(o, o.fetch_next);
-                if (next == nullptr || next->state != GmRecord::in_host) continue;
-                out = &o;
-                r = next;
-                gm_dma_.peer = gm_conns_[at];
-                gm_fetch_turn_ = (at + 1) % gm_conns_.size();
-            }
-        }
-        if (r != nullptr) {
-            r->state = GmRecord::fetching;
-            r->fetch = ++gm_fetch_count_;
-            ++out->fetch_next;
-            --gm_send_free_;
-            gm_dma_.fetch = true;
-            gm_dma_.seq = r->seq;
-            gm_dma_.id = r->fetch;
-            gm_dma_.done = dma(now, r->header.payload_bytes, "dma out");
-        } else if (receive) {
-            const GmToHost p = gm_to_host_.front();
-            gm_to_host_.pop_front();
-            gm_dma_.fetch = false;
-            gm_dma_.peer = p.src;
-            gm_dma_.done = to_host(p.header, now);
-        } else {
-            if (!gm_to_host_.empty()) gm_dma_at(gm_to_host_.front().ready);
-            return;
-        }
-        gm_dma_.busy = true;
-        gm_dma_.last_was_fetch = gm_dma_.fetch;
-        c_.sim_.schedule(gm_dma_.done, *this, kGmDmaDone);
-    }
-
-    void gm_dma_done(Time now) {
-        gm_dma_.busy = false;
-        if (gm_dma_.fetch) {
-            GmOut* out = gm_out_.find(gm_dma_.peer);
-            GmRecord* r = out ? gm_record(*out, gm_dma_.seq) : nullptr;
-            if (r != nullptr && r->state == GmRecord::fetching && r->fetch == gm_dma_.id) {
-                r->state = GmRecord::ready;
-            } else {
-                ++gm_send_free_;  // acknowledged or gone back over meanwhile: the buffer is free
-            }
-        } else {
-            // In host memory (seed 001 §3: the NIC DMAs the data, "and then acknowledges the
-            // sender"): its receive buffer is free.
-            --gm_rx_busy_;
-            GmIn& in = *gm_in_.find(gm_dma_.peer);
-            ++in.dma_done;
-            gm_ack(gm_dma_.peer, in);
-        }
-        gm_dma(now);
-        gm_pump();
-    }
-
-    // The NIC sends ACKs and NACKs first, then the next packet of a connection whose next packet
-    // is in a send buffer, the connections taken in turn.
-    void gm_pump() {
-        for (;;) {
-            if (!gm_control_.empty()) {
-                GmControl& ctl = gm_control_.front();
-                GmTag tag;
-                tag.kind = ctl.kind;
-                if (ctl.kind == GmTag::ack) {
-                    tag.seq = gm_in_.find(ctl.dst)->dma_done;
-                } else {
-                    tag.seq = ctl.seq;
-                    tag.epoch = ctl.epoch;
-                }
-                PacketHeader h;
-                h.kind = PacketKind::unicast;
-                h.origin = rank_;
-                if (send_packet(ctl.dst, h, {}, tag) == Status::again) return;
-                if (ctl.kind == GmTag::ack) {
-                    gm_in_.find(ctl.dst)->ack_queued = false;
-                    ++gm_stats_.acks;
-                } else {
-                    ++gm_stats_.nacks;
-                }
-                gm_control_.pop_front();
-                continue;
-            }
-            GmRecord* next = nullptr;
-            Rank dst = 0;
-            for (std::size_t k = 0; k < gm_conns_.size() && next == nullptr; ++k) {
-                const std::size_t at = (gm_send_turn_ + k) % gm_conns_.size();
-                GmOut& out = *gm_out_.find(gm_conns_[at]);
-                GmRecord* r = gm_record(out, out.next_tx);
-                if (r != nullptr && r->state == GmRecord::ready) {
-                    next = r;
-                    dst = gm_conns_[at];
-                    gm_send_turn_ = (at + 1) % gm_conns_.size();
-                }
-            }
-            if (next == nullptr) return;
-            GmOut& out = *gm_out_.find(dst);
-            GmTag tag;
-            tag.kind = GmTag::data;
-            tag.seq = next->seq;
-            tag.epoch = out.epoch;
-            if (send_packet(dst, next->header, {}, tag) == Status::again) return;
-            next->state = GmRecord::sent;
-            next->left = nic_free_;
-            ++out.next_tx;
-            ++gm_send_free_;
-            ++gm_stats_.data_sent;
-            if (next->resend) ++gm_stats_.resent;
-            if (!out.timer) {
-                out.timer = true;
-                const GmRecord& oldest = out.records.front();
-                const Time since = oldest.state == GmRecord::sent ? oldest.left : next->left;
-                c_.sim_.schedule(since + gm_resend_, *this, kGmTimer,
-                                 static_cast<std::uint32_t>(dst));
-            }
-            gm_dma(c_.sim_.now());
-        }
-    }
-
-    // Every packet before `seq` to `dst` has arrived: their send records go.
-    void gm_acked(GmOut& out, std::uint32_t seq) {
-        while (!out.records.empty() && out.records.front().seq < seq) {
-            if (out.records.front().state == GmRecord::ready) ++gm_send_free_;
-            out.records.pop_front();  // one being fetched frees its buffer when the fetch is over
-        }
-        out.next_tx = std::max(out.next_tx, seq);
-        out.fetch_next = std::max(out.fetch_next, seq);
-    }
-
-    // Go-back-N: `seq` and every later packet to that destination are sent again, each fetched
-    // from host memory again; what was fetched and not yet sent is dropped from the NIC.
-    void gm_go_back(GmOut& out, std::uint32_t seq) {
-        ++out.epoch;
-        for (GmRecord& r : out.records) {
-            if (r.seq < seq) continue;
-            if (r.state == GmRecord::ready) ++gm_send_free_;
-            if (r.state == GmRecord::sent) r.resend = true;
-            r.state = GmRecord::in_host;
-        }
-        out.next_tx = seq;
-        out.fetch_next = seq;
-    }
-
-    void gm_timer(Rank dst, Time now) {
-        GmOut& out = *gm_out_.find(dst);
-        out.timer = false;
-        if (out.records.empty() || out.records.front().state != GmRecord::sent) return;
-        const Time due = out.records.front().left + gm_resend_;
-        if (now < due) {
-            out.timer = true;
-            c_.sim_.schedule(due, *this, kGmTimer, static_cast<std::uint32_t>(dst));
-            return;
-        }
-        ++gm_stats_.timeout_go_backs;
-        gm_go_back(out, out.records.front().seq);
-        gm_dma(c_.sim_.now());
-        gm_pump();
-    }
-
-    void gm_arrival(const Flight& f, Time now) {
-        if (f.gm.kind == GmTag::data && gm_rx_busy_ >= c_.model_.gm_recv_buffers) {
-            ++gm_stats_.dropped_full;  // nowhere to put it: the NIC never sees it
-            return;
-        }
-        receive(now, f.gm.kind == GmTag::ack    ? "ack"
-                     : f.gm.kind == GmTag::nack ? "nack"
-                                                : "receive");
-        if (f.gm.kind == GmTag::ack || f.gm.kind == GmTag::nack) {
-            GmOut* out = gm_out_.find(f.src);
-            if (out == nullptr) {
-                return c_.fail("node " + std::to_string(rank_) +
-                               " got a GM control packet from node " + std::to_string(f.src) +
-                               ", to which it never sent");
-            }
-            if (f.gm.kind == GmTag::ack) {
-                gm_acked(*out, f.gm.seq);
-            } else if (f.gm.epoch == out->epoch) {  // a NACK from before the last go-back is stale
-                gm_acked(*out, f.gm.seq);
-                if (f.gm.seq < out->next_tx) {
-                    ++gm_stats_.nack_go_backs;
-                    gm_go_back(*out, f.gm.seq);
-                }
-            }
-            gm_dma(now);
-            gm_pump();
-            return;
-        }
-        GmIn& in = gm_in_.get(f.src);
-        ++gm_rx_busy_;
-        if (f.gm.seq != in.expected) {
-            ++gm_stats_.dropped_order;
-            c_.sim_.schedule(nic_now_, *this, kGmRxFree);
-            if (f.gm.seq < in.expected) {  // sent again needlessly: say again what arrived
-                gm_ack(f.src, in);
-            } else if (!(in.nacked && in.nack_seq == in.expected && in.nack_epoch == f.gm.epoch)) {
-                in.nacked = true;
-                in.nack_seq = in.expected;
-                in.nack_epoch = f.gm.epoch;
-                gm_control_.push_back({f.src, GmTag::nack, in.expected, f.gm.epoch});
-            }
-            gm_pump();
-            return;
-        }
-        ++in.expected;
-        gm_to_host_.push_back({f.src, f.header, nic_now_});  // the NIC is done with it then
-        if (!gm_dma_.busy) gm_dma_at(nic_now_);
-    }
-
-    // The DMA engine looks again at `at` (once per time).
-    void gm_dma_at(Time at) {
-        if (gm_dma_.wake == at) return;
-        gm_dma_.wake = at;
-        c_.sim_.schedule(at, *this, kGmDma);
-    }
-
-    // One ACK waits per connection at most; it says what has arrived when it leaves.
-    void gm_ack(Rank src, GmIn& in) {
-        if (in.ack_queued) return;
-        in.ack_queued = true;
-        gm_control_.push_back({src, GmTag::ack, 0, 0});
-    }
-
-    bool gm_idle() const {
-        if (!gm_control_.empty() || gm_rx_busy_ != 0 || gm_dma_.busy || !gm_to_host_.empty()) {
-            return false;
-        }
-        for (std::size_t i = 0; i < gm_out_.size(); ++i) {
-            if (!gm_out_[static_cast<std::uint32_t>(i)].records.empty()) return false;
-        }
-        return true;
     }
 
     // The links to `dst`, looked up once: a node sends to few others, and walking the routing
@@ -944,31 +649,7 @@ private:
     Ring<Posting> posting_;  // on the I/O bus towards the send queue
     std::vector<Receipt> receipts_;
     RankMap<std::vector<Rank>> host_routes_;  // children, by origin
-
-    // GM's protocol (p2p_flow=gm).
-    const bool gm_ = c_.model_.p2p_flow == "gm";
-    const Time gm_resend_ = from_us(c_.model_.gm_resend_timeout);
-    int gm_send_free_ = c_.model_.gm_send_buffers;
-    int gm_rx_busy_ = 0;
-    RankMap<GmOut> gm_out_;
-    RankMap<GmIn> gm_in_;
-    std::vector<Rank> gm_conns_;  // destinations ever sent to, taken in turn
-    std::size_t gm_fetch_turn_ = 0;
-    std::size_t gm_send_turn_ = 0;
-    std::uint64_t gm_fetch_count_ = 0;
-    struct GmDma {
-        bool busy = false;
-        bool fetch = false;  // a packet to send, or a received one to the host
-        bool last_was_fetch = false;
-        Rank peer = 0;          // its destination or source
-        std::uint32_t seq = 0;  // a fetch: the packet's number...
-        std::uint64_t id = 0;   // ...and which fetch of it
-        Time done = 0;
-        Time wake = ~Time{0};  // a look again is scheduled then
-    } gm_dma_;
-    std::deque<GmToHost> gm_to_host_;   // received packets waiting for the DMA engine, in order
-    std::deque<GmControl> gm_control_;  // ACKs and NACKs to send
-    GmStats gm_stats_;
+    std::optional<GmNic> gm_;                 // with p2p_flow=gm: GM's NIC (sim/gm.h)
 
     // What a node keeps for its collective, made when it takes part in one: a broadcast's nodes
     // stay small.

@@ -138,13 +138,6 @@ public:
 
 private:
     class Node;
-    // What a GM packet carries besides the engine's header (sim/gm.h).
-    struct GmTag {
-        enum Kind : std::uint8_t { none, data, ack, nack };
-        Kind kind = none;
-        std::uint16_t epoch = 0;  // data: the sender's go-backs so far; nack: the dropped packet's
-        std::uint32_t seq = 0;    // data: its number; ack: the next one expected; nack: the one missing
-    };
     struct Flight {
         Rank src;
         Rank dst;
