@@ -628,7 +628,7 @@ void seed003_table1(bool full) {
                 const double three = depths.count(3) ? depths.at(3) / 1000.0 : 0;
                 known_gap(what, "2/0.582, 3/0.418 (issue: 3 in 0.30..0.55)", depths_text(depths, 1000),
                           three >= 0.30 && three <= 0.55,
-                          "2-step trees (valid link by link) exist in the other maps; no reading of seed 003 "
+                          "2-step trees that pass Eq. 1-3 exist in the other maps; no reading of seed 003 "
                           "tried (fault counts, source, split choices, list handling, capabilities: README) "
                           "gives 0.30-0.55 here and 2 in >= 0.95 at 0.8 %: the paper's 200-fold jump from 33 "
                           "to 41 faults needs a cost per group that its rules do not charge");
