@@ -14,10 +14,15 @@ GmNic::GmNic(const Model& model, Rank rank, GmNode& node)
 
 void GmNic::on_event(GmEvent event, std::uint32_t arg, Time now) {
     switch (event) {
-        case GmEvent::dma: return dma(now);
-        case GmEvent::dma_done: return dma_done(now);
-        case GmEvent::rx_free: --rx_busy_; return;
-        case GmEvent::timer: return timer(static_cast<Rank>(arg), now);
+        case GmEvent::dma:
+            return dma(now);
+        case GmEvent::dma_done:
+            return dma_done(now);
+        case GmEvent::rx_free:
+            --rx_busy_;
+            return;
+        case GmEvent::timer:
+            return timer(static_cast<Rank>(arg), now);
     }
 }
 
@@ -31,8 +36,8 @@ void GmNic::post(Rank dst, Rank origin, Seq seq, std::uint64_t bytes, std::uint3
         r.header.seq = seq;
         r.header.step = i;
         r.header.origin = origin;
-        r.header.payload_bytes = static_cast<std::uint32_t>(
-            i + 1 < packets ? mtu : bytes - std::uint64_t{i} * mtu);
+        r.header.payload_bytes =
+            static_cast<std::uint32_t>(i + 1 < packets ? mtu : bytes - std::uint64_t{i} * mtu);
         if (i + 1 == packets) r.header.flags = kLastPacket;
         r.seq = out.next_seq++;
         out.records.push_back(r);
@@ -227,14 +232,14 @@ void GmNic::arrival(Rank src, const PacketHeader& header, GmTag tag, Time now) {
         return;
     }
     const Time taken = node_.take_in(now, tag.kind == GmTag::ack    ? "ack"
-                 : tag.kind == GmTag::nack ? "nack"
-                                            : "receive");
+                                          : tag.kind == GmTag::nack ? "nack"
+                                                                    : "receive");
     if (tag.kind == GmTag::ack || tag.kind == GmTag::nack) {
         GmOut* out = out_.find(src);
         if (out == nullptr) {
             return node_.fail("node " + std::to_string(rank_) +
-                           " got a GM control packet from node " + std::to_string(src) +
-                           ", to which it never sent");
+                              " got a GM control packet from node " + std::to_string(src) +
+                              ", to which it never sent");
         }
         if (tag.kind == GmTag::ack) {
             acked(*out, tag.seq);
