@@ -163,6 +163,7 @@ typedef struct nicoll_transport {
                                 * collective's state changes only when this does */
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
                                 * packets to offer again (nicsim_group_progress) */
+    nicsim_request_t *retired; /* the last blocking collective's, released at the next post */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail

@@ -44,11 +44,9 @@ OBJ_CLASS_INSTANCE(nicoll_request_t, ompi_request_t, NULL, NULL);
 nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, bool blocking,
                                      nicoll_request_t *on_stack)
 {
+    /* A blocking call never shows its request to MPI: only nicoll's fields are used. */
     nicoll_request_t *req = on_stack;
-    if (blocking) {
-        /* A blocking call never shows its request to MPI: only nicoll's fields are used. */
-        memset(req, 0, sizeof(*req));
-    } else {
+    if (!blocking) {
         req = OBJ_NEW(nicoll_request_t);
         if (NULL == req) {
             return NULL;
@@ -60,11 +58,11 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
         r->req_state = OMPI_REQUEST_ACTIVE;
         r->req_free = request_free;
         r->req_cancel = request_cancel;
-        req->next = NULL;
-        req->engine = NULL;
-        req->packed = NULL;
-        req->unpack_to = NULL;
     }
+    req->next = NULL;
+    req->engine = NULL;
+    req->packed = NULL;
+    req->unpack_to = NULL;
     req->module = m;
     req->coll = coll;
     req->bytes = 0;
@@ -79,18 +77,28 @@ void nicoll_request_cleanup(nicoll_request_t *req)
         nicsim_request_free(req->engine);
         req->engine = NULL;
     }
-    free(req->packed);
-    req->packed = NULL;
+    if (NULL != req->packed) {
+        free(req->packed);
+        req->packed = NULL;
+    }
 }
 
-/* The engine is done with the request: unpack, count, release. */
-static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s)
+/* The engine is done with the request: unpack, count, release. A blocking call's engine request
+ * is not released here but kept as the transport's `retired` one until the communicator's next
+ * collective is posted (nicoll_start): that work then falls where a rank waits for packets, not
+ * between the last packet's arrival and the return to the caller. */
+static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blocking)
 {
     nicoll_transport_t *t = &req->module->transport;
     if (NICSIM_OK == s && NULL != req->unpack_to &&
         OMPI_SUCCESS != nicoll_unpack(req->packed, req->bytes, req->unpack_to, req->unpack_count,
                                       req->unpack_type)) {
         s = NICSIM_ERR_INVALID;
+    }
+    if (blocking) {
+        nicsim_request_free(t->retired); /* a retired one is left only after an error */
+        t->retired = req->engine;
+        req->engine = NULL;
     }
     nicoll_request_cleanup(req);
     if (NICSIM_OK == s) {
@@ -106,30 +114,35 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s)
 }
 
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
- * the collective's buffer in place has left. */
+ * the collective's buffer in place has left. A request the engine completed at posting (a
+ * broadcast's root whose packets all left) is done without polling the transport. */
 static nicsim_status_t test(nicoll_request_t *req)
 {
     if (NULL == req->engine) {
         return NICSIM_OK;
     }
     nicoll_transport_t *t = &req->module->transport;
-    nicsim_status_t s = nicoll_transport_poll(t);
-    if (NICSIM_OK != s) {
-        return s;
-    }
-    /* The engine's answer can change only when packets moved: ask again only then. */
-    if (!req->engine_done) {
-        if (req->asked_at == t->events) {
+    for (bool polled = false;; polled = true) {
+        /* The engine's answer can change only when packets moved: ask again only then. */
+        if (!req->engine_done && req->asked_at != t->events) {
+            req->asked_at = t->events;
+            nicsim_status_t s = nicsim_request_test(req->engine);
+            if (NICSIM_OK != s && NICSIM_IN_PROGRESS != s) {
+                return s;
+            }
+            req->engine_done = NICSIM_OK == s;
+        }
+        if (req->engine_done && nicoll_transport_sent(t)) {
+            return NICSIM_OK;
+        }
+        if (polled) {
             return NICSIM_IN_PROGRESS;
         }
-        req->asked_at = t->events;
-        s = nicsim_request_test(req->engine);
+        nicsim_status_t s = nicoll_transport_poll(t);
         if (NICSIM_OK != s) {
             return s;
         }
-        req->engine_done = true;
     }
-    return nicoll_transport_sent(t) ? NICSIM_OK : NICSIM_IN_PROGRESS;
 }
 
 static int progress(void)
@@ -150,7 +163,7 @@ static int progress(void)
         if (active_tail == &req->next) {
             active_tail = link;
         }
-        s = finish(req, s);
+        s = finish(req, s, false);
         req->super.req_status.MPI_ERROR =
             NICSIM_OK == s ? OMPI_SUCCESS
                            : nicoll_error(req->module->transport.comm, nicoll_coll_names[req->coll], s);
@@ -175,25 +188,30 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         }
         return nicoll_error(comm, name, posted);
     }
+    nicoll_transport_t *t = &req->module->transport;
+    if (NULL != t->retired) { /* the communicator's previous blocking collective (finish()) */
+        nicsim_request_free(t->retired);
+        t->retired = NULL;
+    }
     if (NULL == request) {
         /* Shared memory needs only our own polling: Open MPI's progress (other traffic, other
          * nonblocking collectives, yielding an oversubscribed core) runs every few rounds. (Every
          * round, an idle rank of a loaded machine yields to other jobs at each poll and waits
          * for a time slice to see its packet.) The PML moves our packets only in Open MPI's
          * progress, so it runs every round. */
-        const unsigned every = NULL != req->module->transport.shm ? NICOLL_POLLS_PER_PROGRESS : 1;
+        const unsigned every = NULL != t->shm ? NICOLL_POLLS_PER_PROGRESS : 1;
         nicsim_status_t s;
         for (unsigned round = 1; NICSIM_IN_PROGRESS == (s = test(req)); ++round) {
             if (0 == round % every) {
                 opal_progress();
             }
         }
-        s = finish(req, s);
+        s = finish(req, s, true);
         return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
     }
     *request = &req->super;
     if (NULL == req->engine) { /* nothing to communicate: complete at once */
-        finish(req, NICSIM_OK);
+        finish(req, NICSIM_OK, false);
         req->super.req_status.MPI_ERROR = OMPI_SUCCESS;
         ompi_request_complete(&req->super, true);
         return OMPI_SUCCESS;

@@ -345,8 +345,11 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
     int src = s->next_peer;
     s->next_peer = src + 1 == s->size ? 0 : src + 1;
     for (int n = 0; n < s->size; ++n, src = src + 1 == s->size ? 0 : src + 1) {
+        if (src == s->rank) {
+            continue; /* the ring to ourselves stays empty */
+        }
         nicoll_shm_ring_t *r = ring(s, src, s->rank);
-        for (;;) { /* the ring to ourselves stays empty */
+        for (;;) {
             const nicoll_shm_slot_t *in = slot(s, r, s->taken[src]);
             if (__atomic_load_n(&in->seq, __ATOMIC_ACQUIRE) != s->taken[src] + 1) {
                 break;

@@ -254,6 +254,8 @@ void nicoll_transport_fini(nicoll_transport_t *t)
         ompi_request_cancel(t->payload_recv);
         ompi_request_wait(&t->payload_recv, MPI_STATUS_IGNORE);
     }
+    nicsim_request_free(t->retired);
+    t->retired = NULL;
     free(t->payload_sends);
     free(t->payload_copy);
     t->payload_sends = NULL;
@@ -305,12 +307,12 @@ static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *
 static nicsim_status_t poll(nicoll_transport_t *t)
 {
     if (NULL != t->shm) {
-        unsigned long before = t->events;
         nicsim_status_t s = nicoll_shm_poll(t->shm, t->group, &t->events);
-        if (NICSIM_OK != s || (before == t->events && !t->refused)) {
+        if (NICSIM_OK != s || !t->refused) {
             return s;
         }
-        /* Offer the engine's queued packets again only while the rings refused some. */
+        /* The engine queues packets only when a ring refused them: offer them again, which
+         * counts as an event (the engine's answers may change). */
         ++t->events;
         s = nicsim_group_progress(t->group);
         if (NICSIM_OK == s) {

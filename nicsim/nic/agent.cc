@@ -55,10 +55,12 @@ Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
 }
 
 const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
+    if (last_tree_ != nullptr && last_shape_ == &shape && last_k_ == k && last_root_ == root) {
+        return *last_tree_;
+    }
     const auto index = static_cast<std::uint64_t>(&shape - plan::tree_shapes().data());
-    const std::uint64_t key = (index << 56) | (static_cast<std::uint64_t>(k) << 32) |
-                              static_cast<std::uint32_t>(root);
-    if (last_tree_ != nullptr && last_tree_key_ == key) return *last_tree_;
+    const std::uint64_t key =
+        (index << 56) | (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(root);
     auto it = trees_.find(key);
     if (it == trees_.end()) {
         // The locality order with the root moved to the front: position 0 is the root's.
@@ -67,7 +69,9 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
                      [root](Rank r) { return r != root; });
         it = trees_.emplace(key, plan::relabel(shape.build(size_, k), order)).first;
     }
-    last_tree_key_ = key;
+    last_shape_ = &shape;
+    last_k_ = k;
+    last_root_ = root;
     last_tree_ = &it->second;  // the map's nodes stay put
     return it->second;
 }
@@ -80,9 +84,9 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
         return Status::invalid;
     }
     if (!shape.takes_k) k = 0;
-    return start(make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu, message,
-                                  tx_, stats_),
-                 seq);
+    return start(
+        make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu, message, tx_, stats_),
+        seq);
 }
 
 Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
@@ -150,7 +154,8 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
         return Status::protocol;
     }
     // The packet is consumed here (placed, or kept with the agent): its buffer is free again.
-    if (const Status s = tx_.received(src, header); failed(s) || header.kind == PacketKind::credit) {
+    if (const Status s = tx_.received(src, header);
+        failed(s) || header.kind == PacketKind::credit) {
         return s;
     }
     Slot* slot = find(header.seq);
@@ -237,7 +242,9 @@ Status Agent::recycle(Seq seq) {
     return Status::ok;
 }
 
-bool Agent::is_future(Seq seq) const { return seq_at_or_after(seq, next_seq_); }
+bool Agent::is_future(Seq seq) const {
+    return seq_at_or_after(seq, next_seq_);
+}
 
 std::size_t Agent::early_packets() const {
     std::size_t n = 0;

@@ -4,9 +4,8 @@
 
 namespace nicsim::nic {
 
-BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes,
-                 std::uint32_t mtu, std::span<std::byte> message, TxQueue& tx,
-                 CollectiveStats& stats)
+BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
+                 std::span<std::byte> message, TxQueue& tx, CollectiveStats& stats)
     : seq_(seq),
       rank_(rank),
       tree_(tree),
@@ -48,8 +47,10 @@ Status BcastOp::on_packet(Rank src, const PacketHeader& header,
     if (!message_.empty() && !payload.empty() && payload.data() != message_.data() + offset) {
         std::memcpy(message_.data() + offset, payload.data(), length);
     }
-    if (const Status s = send_down(next_); failed(s)) return s;
-    if (!tree_.children[rank_].empty()) ++stats_.forwarded;
+    if (!tree_.children[rank_].empty()) {
+        if (const Status s = send_down(next_); failed(s)) return s;
+        ++stats_.forwarded;
+    }
     return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
@@ -61,9 +62,10 @@ Status BcastOp::send_down(std::uint64_t index) {
     header.origin = tree_.root;
     header.flags = index + 1 == packets_ ? kLastPacket : 0;
     const std::uint64_t offset = index * mtu_;
-    header.payload_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - offset));
-    const auto payload =
-        message_.empty() ? std::span<const std::byte>{} : message_.subspan(offset, header.payload_bytes);
+    header.payload_bytes =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - offset));
+    const auto payload = message_.empty() ? std::span<const std::byte>{}
+                                          : message_.subspan(offset, header.payload_bytes);
     for (const Rank child : tree_.children[rank_]) {
         if (const Status s = tx_.send(child, header, payload); failed(s)) return s;
     }

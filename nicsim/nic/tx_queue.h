@@ -21,10 +21,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "core/packet.h"
+#include "core/ring.h"
 #include "nic/fabric.h"
 
 namespace nicsim::nic {
@@ -62,9 +62,9 @@ private:
     };
     Pending pending(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) const;
     struct Peer {
-        int credits = 0;                // packets this NIC may still send to the peer
-        int owed = 0;                   // the peer's packets consumed here, not yet credited
-        std::deque<Pending> blocked;    // packets to the peer waiting for a credit
+        int credits = 0;        // packets this NIC may still send to the peer
+        int owed = 0;           // the peer's packets consumed here, not yet credited
+        Ring<Pending> blocked;  // packets to the peer waiting for a credit
     };
 
     // Hands one packet to the fabric, or queues it in ready_ behind the others.
@@ -75,7 +75,7 @@ private:
     int window_;
     bool stable_payloads_;
     std::vector<Peer> peers_;  // empty without flow control
-    std::deque<Pending> ready_;
+    Ring<Pending> ready_;
     std::size_t blocked_count_ = 0;
     std::uint64_t stalls_ = 0;
     Status error_ = Status::ok;
