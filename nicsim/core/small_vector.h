@@ -7,7 +7,8 @@
 // to heap storage (null while inline) and the inline slots: finding the elements costs a
 // conditional move, and every vector in a node's hot state is 16 bytes more than its slots.
 // A spilled vector keeps its heap storage until clear(). Slots past size() hold
-// default-constructed or moved-from values, so T must be default-constructible and movable.
+// default-constructed or moved-from values (so that they hold no resources), or, for a trivially
+// copyable T, whatever they held: T must be default-constructible and movable.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace nicsim {
@@ -67,10 +69,15 @@ public:
         return data()[size_++] = T(std::forward<Args>(args)...);
     }
     void push_back(T item) { emplace_back(std::move(item)); }
-    void pop_back() { data()[--size_] = T(); }
+    void pop_back() {
+        --size_;
+        if constexpr (kHolds) data()[size_] = T();
+    }
     // Empties the vector, back to its inline slots.
     void clear() {
-        for (std::size_t i = 0; i < std::min<std::size_t>(size_, N); ++i) inline_[i] = T();
+        if constexpr (kHolds) {
+            for (std::size_t i = 0; i < std::min<std::size_t>(size_, N); ++i) inline_[i] = T();
+        }
         heap_.reset();
         size_ = 0;
         capacity_ = N;
@@ -80,20 +87,28 @@ public:
         clear();
         for (; first != last; ++first) emplace_back(*first);
     }
-    // Grows by default-constructed elements (the slots past size() hold them: see pop_back()).
+    // Grows by default-constructed elements (the slots past size() hold them: see pop_back(),
+    // except for a trivially copyable T).
     void resize(std::size_t n) {
         if (n > capacity_) grow(n);
-        for (std::size_t i = n; i < size_; ++i) data()[i] = T();
+        if constexpr (kHolds) {
+            for (std::size_t i = n; i < size_; ++i) data()[i] = T();
+        } else {
+            for (std::size_t i = size_; i < n; ++i) data()[i] = T();
+        }
         size_ = static_cast<std::uint32_t>(n);
     }
 
 private:
+    // Whether an element may hold resources that a slot past size() must not keep.
+    static constexpr bool kHolds = !std::is_trivially_copyable_v<T>;
+
     // Moves the elements to a heap block of at least `capacity` slots (twice the current one).
     void grow(std::size_t capacity) {
         capacity = std::max<std::size_t>({capacity, 2 * std::size_t{capacity_}, 4});
         auto bigger = std::make_unique<T[]>(capacity);
         std::move(begin(), end(), bigger.get());
-        if constexpr (N > 0) {
+        if constexpr (N > 0 && kHolds) {
             if (!heap_) {
                 for (std::size_t i = 0; i < size_; ++i) inline_[i] = T();
             }

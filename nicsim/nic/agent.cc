@@ -4,30 +4,9 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "nic/allgather_op.h"
-#include "nic/barrier_op.h"
 #include "nic/bcast_op.h"
 
 namespace nicsim::nic {
-
-namespace {
-
-// This rank's schedule for `algorithm`, planned on first use; null when the operation cannot run
-// it (`runs` says).
-template <typename Algorithm, typename Schedule>
-const Schedule* planned(std::unordered_map<const Algorithm*, Schedule>& cache,
-                        const Algorithm& algorithm, Rank rank, Rank size,
-                        bool (*runs)(const Schedule&)) {
-    auto it = cache.find(&algorithm);
-    if (it == cache.end()) {
-        Schedule steps = algorithm.plan(rank, size);
-        if (!runs(steps)) return nullptr;
-        it = cache.emplace(&algorithm, std::move(steps)).first;
-    }
-    return &it->second;
-}
-
-}  // namespace
 
 Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
     : rank_(rank),
@@ -49,7 +28,7 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
 }
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
-    const auto* steps = planned(barrier_schedules_, algorithm, rank_, size_, &BarrierOp::runs);
+    const auto* steps = barrier_schedules_.get(algorithm, rank_, size_);
     if (steps == nullptr) return Status::invalid;
     return start(make_op<BarrierOp>(next_seq_, *steps, tx_), seq);
 }
@@ -98,7 +77,7 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
         (!own.empty() && own.size() != block_bytes)) {
         return Status::invalid;
     }
-    const auto* steps = planned(allgather_schedules_, algorithm, rank_, size_, &AllgatherOp::runs);
+    const auto* steps = allgather_schedules_.get(algorithm, rank_, size_);
     if (steps == nullptr) return Status::invalid;
     return start(make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
                                       block_bytes, mtu, result, tx_, stats_, own),

@@ -10,6 +10,8 @@
 
 #include "core/ring.h"
 #include "core/spares.h"
+#include "nic/allgather_op.h"
+#include "nic/barrier_op.h"
 #include "nic/channels.h"
 #include "nic/operation.h"
 #include "nic/tx_queue.h"
@@ -29,6 +31,31 @@ struct AgentConfig {
     // The group's ranks in locality order (ranks close in the machine next to each other), or
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
+};
+
+// A rank's schedules of one collective, planned on first use of each algorithm; the last one
+// asked for is at hand (a job repeats its calls).
+template <typename Algorithm, typename Schedule, bool (*runs)(const Schedule&)>
+class Schedules {
+public:
+    // Null when the operation cannot run the algorithm's schedule (`runs` says).
+    const Schedule* get(const Algorithm& algorithm, Rank rank, Rank size) {
+        if (&algorithm == last_algorithm_) return last_;
+        auto it = planned_.find(&algorithm);
+        if (it == planned_.end()) {
+            Schedule steps = algorithm.plan(rank, size);
+            if (!runs(steps)) return nullptr;
+            it = planned_.emplace(&algorithm, std::move(steps)).first;
+        }
+        last_algorithm_ = &algorithm;
+        last_ = &it->second;  // the map's nodes stay put
+        return last_;
+    }
+
+private:
+    std::unordered_map<const Algorithm*, Schedule> planned_;
+    const Algorithm* last_algorithm_ = nullptr;
+    const Schedule* last_ = nullptr;
 };
 
 class Agent {
@@ -160,9 +187,9 @@ private:
     Seq ops_first_ = 0;
     std::size_t live_ = 0;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
-    // Each rank's schedules, planned once per algorithm.
-    std::unordered_map<const plan::BarrierAlgorithm*, plan::BarrierSchedule> barrier_schedules_;
-    std::unordered_map<const plan::AllgatherAlgorithm*, plan::AllgatherSchedule>
+    // This rank's schedules, planned once per algorithm.
+    Schedules<plan::BarrierAlgorithm, plan::BarrierSchedule, &BarrierOp::runs> barrier_schedules_;
+    Schedules<plan::AllgatherAlgorithm, plan::AllgatherSchedule, &AllgatherOp::runs>
         allgather_schedules_;
     // Broadcast trees by (shape, k, root), built once each.
     std::unordered_map<std::uint64_t, plan::Tree> trees_;
