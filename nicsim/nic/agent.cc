@@ -42,11 +42,16 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
         (index << 56) | (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(root);
     auto it = trees_.find(key);
     if (it == trees_.end()) {
-        // The locality order with the root moved to the front: position 0 is the root's.
-        std::vector<Rank> order{root};
-        std::copy_if(order_.begin(), order_.end(), std::back_inserter(order),
+        // The locality order with the root moved to the front, laid along the tree's pre-order:
+        // the root at position 0, and every subtree a run of that order.
+        std::vector<Rank> local{root};
+        std::copy_if(order_.begin(), order_.end(), std::back_inserter(local),
                      [root](Rank r) { return r != root; });
-        it = trees_.emplace(key, plan::relabel(shape.build(size_, k), order)).first;
+        const plan::Tree built = shape.build(size_, k);
+        const std::vector<Rank> visit = plan::preorder(built);
+        std::vector<Rank> at(visit.size());
+        for (std::size_t i = 0; i < visit.size(); ++i) at[visit[i]] = local[i];
+        it = trees_.emplace(key, plan::relabel(built, at)).first;
     }
     last_shape_ = &shape;
     last_k_ = k;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 
 namespace nicsim::plan {
 
@@ -10,8 +11,8 @@ std::span<const TreeShape> tree_shapes() {
         {"binomial",
          "node p sends to p + 2^j below its lowest set bit, largest first; ceil(log2 n) steps",
          false, [](Rank n, int) { return binomial_tree(n); }},
-        {"binary", "complete binary tree; each node splits its range of positions in halves", false,
-         [](Rank n, int) { return binary_tree(n); }},
+        {"binary", "complete binary tree numbered breadth-first: node p sends to 2p + 1, 2p + 2",
+         false, [](Rank n, int) { return binary_tree(n); }},
         {"chain", "node p sends to p + 1; n - 1 steps, then one packet per step", false,
          [](Rank n, int) { return chain_tree(n); }},
         {"kbinomial",
@@ -43,6 +44,21 @@ Tree relabel(const Tree& tree, std::span<const Rank> order) {
         for (Rank c : tree.children[p]) children[order[p]].push_back(order[c]);
     }
     return tree_from_children(order[tree.root], std::move(children));
+}
+
+std::vector<Rank> preorder(const Tree& tree) {
+    std::vector<Rank> out;
+    out.reserve(static_cast<std::size_t>(tree.size()));
+    std::vector<Rank> stack{tree.root};
+    while (!stack.empty()) {
+        const Rank p = stack.back();
+        stack.pop_back();
+        out.push_back(p);
+        std::vector<Rank> children = tree.children[p];
+        std::sort(children.begin(), children.end(), std::greater<>());  // smallest on top
+        stack.insert(stack.end(), children.begin(), children.end());
+    }
+    return out;
 }
 
 int depth(const Tree& tree) {

@@ -283,17 +283,10 @@ void table1_fig6_right() {
            chain.recovery_packets_per_multicast, 0.15, "");
     const bool fewer = binary.recoveries_per_multicast < binomial.recoveries_per_multicast &&
                        binary.recovery_packets_per_multicast < binomial.recovery_packets_per_multicast;
-    known_gap(
-        "seed 000 Table 1: binary recovers less often and with fewer packets than binomial "
-        "(recoveries / packets per multicast)",
-        "0.362 / 2.7 < 0.853 / 3.5", table1_cell(binary) + " vs " + table1_cell(binomial), fewer,
-        "our binary tree is numbered pre-order (a node sends first to the next position), so in "
-        "the all-to-all every node sends to the next on about 30 of the 61 trees and the stride-1 "
-        "channels form a ring of buffer dependencies: a true deadlock (recovery off: every NIC "
-        "stops), nearly every packet recovers, down whole paths. Seed 000 does not say how its "
-        "binary tree is numbered; breadth-first numbering (p sends to 2p+1, 2p+2) gives 0.236 / "
-        "1.1, the paper's order, but makes LFC beat FM/MC in Fig. 8 at 8 and 16 nodes (README, "
-        "known gaps)");
+    // The binary tree is numbered breadth-first (plan/tree_binary.cc says why).
+    claim("seed 000 Table 1: binary recovers less often and with fewer packets than binomial "
+          "(recoveries / packets per multicast)",
+          "0.362 / 2.7 < 0.853 / 3.5", table1_cell(binary) + " vs " + table1_cell(binomial), fewer);
     claim("seed 000 Fig. 6 (right): all-to-all per-sender throughput, binomial > binary > chain",
           "binomial > binary > chain",
           fmt("%.2f", binomial.per_sender_mbs) + " > " + fmt("%.2f", binary.per_sender_mbs) + " > " +
@@ -398,14 +391,24 @@ void fig7_fig8() {
             const double lfc = lfc_256(nodes, all);
             const double fm = fmmc(nodes, all);
             const std::string ours = "LFC " + fmt("%.2f", lfc) + ", FM/MC " + fmt("%.2f MB/s", fm);
+            // All-to-all on 8 and 16 nodes: the paper's FM/MC keeps up with LFC there, which
+            // it puts down to LFC's per-packet overheads (§5.3); in the model LFC's all-to-all
+            // on the binary tree wins by 1.4-1.7x (the issue allows either at 8 nodes).
+            const std::string small_gap =
+                "the model's LFC recovers on few packets with the breadth-first binary tree, and its "
+                "per-packet costs (calibrated on lfc-myrinet's single-sender rows) do not cost it "
+                "the lead FM/MC had in the paper; with the tree numbered pre-order, LFC deadlocked "
+                "and FM/MC won here for that reason instead (README, known gaps)";
             if (nodes >= 32) {
                 claim(fig + ": 256-byte packets, binary trees, " + std::to_string(nodes) + " nodes", "LFC > FM/MC", ours, lfc > fm);
             } else if (nodes == 8) {
-                claim(fig + ": 256-byte packets, binary trees, 8 nodes", "FM/MC > LFC", ours, fm > lfc);
+                known_gap(fig + ": 256-byte packets, binary trees, 8 nodes", "FM/MC > LFC", ours, fm > lfc,
+                          small_gap);
             } else {
+                const bool ok = all ? std::fabs(fm / lfc - 1) <= 0.3 : fm > lfc;
                 rows.push_back({fig + ": 256-byte packets, binary trees, 16 nodes (FM/MC / LFC)",
-                                all ? "about equal" : "FM/MC peak better", ours, fm / lfc,
-                                all ? std::fabs(fm / lfc - 1) <= 0.3 : fm > lfc, ""});
+                                all ? "about equal" : "FM/MC peak better", ours, fm / lfc, ok,
+                                ok ? "" : small_gap});
             }
         }
     }

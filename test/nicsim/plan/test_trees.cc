@@ -141,10 +141,14 @@ TEST_P(TreeShapes, IsASpanningTreeRootedAtPositionZero) {
     EXPECT_EQ(count, n());
 }
 
-TEST_P(TreeShapes, EverySubtreeIsAContiguousRange) {
+TEST_P(TreeShapes, LaidAlongItsPreorderEverySubtreeIsAContiguousRange) {
     // Sorted by position, the children of the node covering [v, end) start at v + 1 and each
     // child's range ends where the next one's starts, the last one's at end.
-    const Tree tree = build();
+    const Tree built = build();
+    const std::vector<Rank> visit = preorder(built);
+    std::vector<Rank> at(visit.size());
+    for (std::size_t i = 0; i < visit.size(); ++i) at[visit[i]] = static_cast<Rank>(i);
+    const Tree tree = relabel(built, at);
     std::vector<Rank> end(n(), -1);
     end[tree.root] = n();
     std::vector<Rank> pending{tree.root};
@@ -219,13 +223,28 @@ TEST(BinaryTree, SixtyOneNodesAsInSeed000) {
     EXPECT_EQ(level_sizes(binary_tree(61)), (std::vector<int>{1, 2, 4, 8, 16, 30}));
 }
 
-TEST(BinaryTree, FirstChildTakesTheLargerHalf) {
+TEST(BinaryTree, NumberedBreadthFirst) {
     EXPECT_EQ(binary_tree(6).children,
-              (std::vector<std::vector<Rank>>{{1, 4}, {2, 3}, {}, {}, {5}, {}}));
+              (std::vector<std::vector<Rank>>{{1, 2}, {3, 4}, {5}, {}, {}, {}}));
     for (Rank n = 1; n <= 1100; ++n) {
         const Tree tree = binary_tree(n);
         EXPECT_LE(max_fanout(tree), 2);
         EXPECT_EQ(depth(tree), ceil_log2(n + 1) - 1) << "n = " << n;  // complete: floor(log2 n)
+    }
+}
+
+TEST(Preorder, LaysSubtreesAsRunsOfPositions) {
+    // The binary tree's subtrees are not runs of positions; pre-order makes them runs.
+    EXPECT_EQ(preorder(binary_tree(6)), (std::vector<Rank>{0, 1, 3, 4, 2, 5}));
+    // The other shapes' subtrees are runs already: their pre-order is the identity.
+    for (Rank n = 1; n <= 130; ++n) {
+        std::vector<Rank> identity(static_cast<std::size_t>(n));
+        for (Rank p = 0; p < n; ++p) identity[p] = p;
+        EXPECT_EQ(preorder(binomial_tree(n)), identity) << "n = " << n;
+        EXPECT_EQ(preorder(chain_tree(n)), identity) << "n = " << n;
+        for (int k = 1; k <= 9; ++k) {
+            EXPECT_EQ(preorder(kbinomial_tree(n, k)), identity) << "n = " << n << ", k = " << k;
+        }
     }
 }
 
@@ -341,10 +360,10 @@ TEST(TreeSteps, Seed002WorkedExamples) {
 
 TEST(Relabel, RenamesPositionsAndKeepsTheSendingOrder) {
     const std::vector<Rank> order{5, 2, 0, 4, 1, 3};
-    const Tree tree = relabel(binary_tree(6), order);  // {1, 4}, {2, 3}, {}, {}, {5}, {}
+    const Tree tree = relabel(binary_tree(6), order);  // {1, 2}, {3, 4}, {5}, {}, {}, {}
     EXPECT_EQ(tree.root, 5);
-    EXPECT_EQ(tree.children, (std::vector<std::vector<Rank>>{{}, {3}, {0, 4}, {}, {}, {2, 1}}));
-    EXPECT_EQ(tree.parent, (std::vector<Rank>{2, 5, 5, 1, 2, -1}));
+    EXPECT_EQ(tree.children, (std::vector<std::vector<Rank>>{{3}, {}, {4, 1}, {}, {}, {2, 0}}));
+    EXPECT_EQ(tree.parent, (std::vector<Rank>{5, 2, 5, 0, 2, -1}));
     EXPECT_EQ(depth(tree), 2);
 }
 
