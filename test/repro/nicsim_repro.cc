@@ -741,7 +741,8 @@ void cell(const std::string& what, double paper, double ours, const char* unit, 
 // them (sim/fm_pt2pt.h: t0 the time per packet extrapolated to an empty one, r-inf its rate at
 // the largest sizes, n-half where the measured bandwidth reaches r-inf / 2), with t0 x r-inf
 // beside n-half. MB is 2^20 bytes here, as in the paper. Rows 1-2 calibrate the preset's LCP
-// costs, row 3 bounds the host's FM_send cost (model.cc); row 5, the full layer, is the target.
+// costs, row 3 bounds the host's FM_send cost, row 6's t0 less row 4's gives switch()'s cost
+// (model.cc); row 5, the full layer, is the target.
 void seed004_table4(bool full) {
     constexpr double kMiB = 1.048576;
     const int packets = full ? 65535 : 4096;
@@ -763,16 +764,17 @@ void seed004_table4(bool full) {
         "half of it is reached later on the LCP's small-packet line: 3.5 us / (2 / r-inf - 1 / link) "
         "gives 52 bytes at ours, 45 at the paper's";
     static constexpr const char* kFlatSwitch =
-        "the model's time per packet stays at the receiving LCP's (with switch()) up to about 80 bytes "
-        "while the SBus works beside it; the paper's rises from t0 to 2 x 127 / r-inf = 11 us at 127 "
-        "bytes, as if more of the receive were serial with the size";
+        "the model's time per packet stays at the receiving LCP's (with switch()) up to about 120 bytes "
+        "while the SBus works beside it, so the bandwidth reaches r-inf / 2 at t0 x r-inf / 2; the "
+        "paper's rises from t0 to 2 x 127 / r-inf = 11 us at 127 bytes, as if more of the receive "
+        "were serial with the size";
     const Config configs[] = {
         {"row 1 baseline LCP, LANai to LANai", FmLoop::baseline, FmIo::none, false, false, false, 4.2, 76.3, 315, "t0 calibrated", ""},
         {"row 2 streamed LCP, LANai to LANai", FmLoop::streamed, FmIo::none, false, false, false, 3.5, 76.3, 249, "t0 calibrated", ""},
         {"row 3 streamed + hybrid", FmLoop::streamed, FmIo::hybrid, false, false, false, 3.5, 21.2, 44, "t0 and n-half bound fm_host_send", kHigherRinf},
         {"row 4 + buffer management", FmLoop::streamed, FmIo::hybrid, true, false, false, 3.8, 21.9, 53, "", kHigherRinf},
         {"row 5 + flow control (the full FM layer)", FmLoop::streamed, FmIo::hybrid, true, true, false, 4.1, 21.4, 54, "", ""},
-        {"row 6 hybrid + buffers + switch()", FmLoop::streamed, FmIo::hybrid, true, false, true, 6.8, 21.8, 127, "", kFlatSwitch},
+        {"row 6 hybrid + buffers + switch()", FmLoop::streamed, FmIo::hybrid, true, false, true, 6.8, 21.8, 127, "t0 less row 4's calibrates switch()", kFlatSwitch},
         {"row 7 hybrid + buffers + flow + switch()", FmLoop::streamed, FmIo::hybrid, true, true, true, 6.9, 21.7, 127, "", kFlatSwitch},
         {"row 8 streamed + all-DMA", FmLoop::streamed, FmIo::dma, false, false, false, 7.5, 33.0, 162, "",
          "follows the model's t0 (above): the bandwidth reaches half of r-inf on the LCP's small-packet line"},
@@ -791,8 +793,7 @@ void seed004_table4(bool full) {
         const std::string what = std::string("seed 004 Table 4 ") + c.name;
         const std::string role = c.role[0] != '\0' ? std::string(" (") + c.role + ")" : "";
         std::string t0_gap = "the model's t0 with switch() is the receiving LCP's time per packet (3.3 us receive, "
-                             "0.3 us bookkeeping, 1.1 us switch() as assumed, 0.3 us host-DMA setup); the paper's "
-                             "is 3 us above row 4's, as if its switch() cost about 3 us a packet";
+                             "0.3 us bookkeeping, 3.0 us switch(), 0.3 us host-DMA setup)";
         if (c.io == FmIo::dma) {
             t0_gap = "the model overlaps the host's copy with the LANai's DMA of the previous packet (three DMA "
                      "engines, §2); the paper's 7.5 us says more of it was serial";
