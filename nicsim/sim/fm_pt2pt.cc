@@ -21,8 +21,7 @@ std::optional<Table2Metrics> table2_metrics(std::span<const double> sizes,
     m.t0_us = times_us[0] - low * sizes[0];
     m.r_inf_mbs = 1 / top;
     m.n_half_linear = m.t0_us * m.r_inf_mbs;
-    // On a piece of T that is the line T(n) = c + s * n, n / T(n) = h where n = h * c / (1 - h *
-    // s).
+    // Where T is the line c + s * n, the bandwidth n / T(n) is h at n = h * c / (1 - h * s).
     const double h = m.r_inf_mbs / 2;
     const auto crossing = [h](double xa, double ya, double slope) {
         return h * (ya - slope * xa) / (1 - h * slope);
