@@ -212,13 +212,14 @@ check "pt2pt prints a row per size and t0, r-inf and n-half" \
            printf "%s\n" "$out" | grep -q "^pt2pt: preset fm-sparc, layer fm (loop streamed, io hybrid, buffers on, flow on, interpret off)" &&
            printf "%s\n" "$out" | grep -qE "^ +2048 +[0-9.]+ +[0-9.]+ +[0-9.]+$" &&
            printf "%s\n" "$out" | grep -qE "^t0 [0-9.]+ us, r-inf [0-9.]+ MB/s .*n-half [0-9]+ bytes"' _ "$nicsim"
-check "pt2pt --json gives the fit and n-half = t0 x r-inf, for fm and lfc" \
+check "pt2pt --json gives t0, r-inf, n-half, and t0 x r-inf beside it, for fm and lfc" \
     sh -c 'for layer in fm lfc; do "$1" pt2pt --preset fm-sparc --layer $layer --packets 300 --round-trips 3 --json |
            python3 -c "
 import json, sys
 d = json.load(sys.stdin)
 assert d[\"command\"] == \"pt2pt\" and d[\"layer\"] == sys.argv[1] and len(d[\"points\"]) == 8
-assert d[\"t0_us\"] > 0 and d[\"r_inf_mbs\"] > 0 and abs(d[\"n_half\"] - d[\"t0_us\"] * d[\"r_inf_mbs\"]) < 1e-6 * d[\"n_half\"]
+assert d[\"t0_us\"] > 0 and d[\"r_inf_mbs\"] > 0 and 0 < d[\"n_half\"] <= d[\"n_half_linear\"] * (1 + 1e-9)
+assert abs(d[\"n_half_linear\"] - d[\"t0_us\"] * d[\"r_inf_mbs\"]) < 1e-6 * d[\"n_half_linear\"]
 " $layer || exit 1; done' _ "$nicsim"
 bad_input "pt2pt refuses an unknown layer" "--layer gm" pt2pt --preset fm-sparc --layer gm
 bad_input "pt2pt refuses an unknown io" "--io pci" pt2pt --preset fm-sparc --io pci

@@ -343,6 +343,26 @@ void FmLayer::run_lanai(Rank node) {
         wake_lanai(node, t);
         return;
     }
+    if (can_deliver) {
+        // Every packet waiting goes up in one DMA (§4.4: aggregation) as soon as the SBus is
+        // free, ahead of the next receive: "when the SBus becomes available, the LCP DMAs all
+        // undelivered packets to the host memory" (§4.4). The host DMA engine carries them
+        // while the LCP receives on (§2: three DMA engines), so the LCP does not wait for it;
+        // waiting for the channel to fall idle first would let a stream fill the host queue
+        // before the host saw a packet, with the SBus idle meanwhile.
+        t += loop_cost(n, false) + from_us(model_.fm_lanai_dma);
+        std::uint64_t bytes = 0;
+        for (const Packet& p : n.to_host)
+            bytes += static_cast<std::uint64_t>(model_.header_bytes) + p.bytes;
+        const Time done = t + transfer_time(bytes, model_.dma_bw);
+        n.sbus_free = done;
+        for (const Packet& p : n.to_host) schedule_packet(done, landed, node, p);
+        n.to_host.clear();
+        ++stats_.host_dmas;
+        n.lanai_free = t;
+        wake_lanai(node, t);
+        return;
+    }
     if (can_recv) {
         Packet p = n.rx.front();
         n.rx.pop_front();
@@ -374,21 +394,6 @@ void FmLayer::run_lanai(Rank node) {
         }
         n.lanai_free = t;
         wake_lanai(node, t);
-        return;
-    }
-    if (can_deliver) {
-        // Every packet waiting goes up in one DMA (§4.4: aggregation).
-        t += loop_cost(n, false) + from_us(model_.fm_lanai_dma);
-        std::uint64_t bytes = 0;
-        for (const Packet& p : n.to_host)
-            bytes += static_cast<std::uint64_t>(model_.header_bytes) + p.bytes;
-        const Time done = t + transfer_time(bytes, model_.dma_bw);
-        n.sbus_free = done;
-        for (const Packet& p : n.to_host) schedule_packet(done, landed, node, p);
-        n.to_host.clear();
-        ++stats_.host_dmas;
-        n.lanai_free = t;
-        wake_lanai(node, std::max(t, done));
         return;
     }
     if (can_fetch) {

@@ -7,7 +7,8 @@
 //   switch ──────── switch_latency
 //   receiver LANai ─ receive into the LANai receive queue; with flow control, a packet the host
 //                    receive queue has no slot for is returned to its sender (return-to-sender)
-//                 ── one DMA over the SBus carries every packet waiting (aggregation, §4.4)
+//                 ── one DMA over the SBus carries every packet waiting (aggregation, §4.4),
+//                    started whenever the SBus is free, while the LCP receives on
 //   receiver host ── FM_extract: one packet at a time from the host receive queue
 //
 // The four queues of §4.4 (Fig. 6): the LANai send queue (fm_sendq slots, counted by the host's

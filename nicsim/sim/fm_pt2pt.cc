@@ -10,39 +10,39 @@
 
 namespace nicsim::sim {
 
-std::optional<StartupFit> fit_startup(std::span<const double> sizes,
-                                      std::span<const double> times_us) {
-    const std::size_t n = std::min(sizes.size(), times_us.size());
-    if (n < 2) return std::nullopt;
-    double mean_x = 0;
-    double mean_y = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        mean_x += sizes[i];
-        mean_y += times_us[i];
+std::optional<Table2Metrics> table2_metrics(std::span<const double> sizes,
+                                            std::span<const double> times_us) {
+    const std::size_t k = std::min(sizes.size(), times_us.size());
+    if (k < 2) return std::nullopt;
+    const double top = (times_us[k - 1] - times_us[k - 2]) / (sizes[k - 1] - sizes[k - 2]);
+    if (!(top > 0)) return std::nullopt;
+    const double low = (times_us[1] - times_us[0]) / (sizes[1] - sizes[0]);
+    Table2Metrics m;
+    m.t0_us = times_us[0] - low * sizes[0];
+    m.r_inf_mbs = 1 / top;
+    m.n_half_linear = m.t0_us * m.r_inf_mbs;
+    // Where T is the line c + s * n, the bandwidth n / T(n) is h at n = h * c / (1 - h * s).
+    const double h = m.r_inf_mbs / 2;
+    const auto crossing = [h](double xa, double ya, double slope) {
+        return h * (ya - slope * xa) / (1 - h * slope);
+    };
+    m.n_half = NAN;
+    if (sizes[0] / times_us[0] >= h) {
+        // Reached at the smallest size already: on the t0 line below it, if there is one.
+        m.n_half = m.t0_us > 0 ? crossing(0, m.t0_us, low) : sizes[0];
+        return m;
     }
-    mean_x /= static_cast<double>(n);
-    mean_y /= static_cast<double>(n);
-    double sxx = 0;
-    double sxy = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        sxx += (sizes[i] - mean_x) * (sizes[i] - mean_x);
-        sxy += (sizes[i] - mean_x) * (times_us[i] - mean_y);
+    for (std::size_t i = 1; i < k; ++i) {
+        if (sizes[i] / times_us[i] < h) continue;
+        const double slope = (times_us[i] - times_us[i - 1]) / (sizes[i] - sizes[i - 1]);
+        m.n_half = crossing(sizes[i - 1], times_us[i - 1], slope);
+        return m;
     }
-    if (sxx <= 0 || sxy <= 0) return std::nullopt;
-    const double slope = sxy / sxx;  // us per byte
-    return StartupFit{mean_y - slope * mean_x, 1 / slope};
-}
-
-double size_reaching(std::span<const Pt2ptPoint> points, double target_mbs) {
-    for (std::size_t i = 0; i < points.size(); ++i) {
-        if (points[i].bandwidth_mbs < target_mbs) continue;
-        if (i == 0) return points[0].bytes;
-        const Pt2ptPoint& a = points[i - 1];
-        const Pt2ptPoint& b = points[i];
-        const double f = (target_mbs - a.bandwidth_mbs) / (b.bandwidth_mbs - a.bandwidth_mbs);
-        return a.bytes + f * (static_cast<double>(b.bytes) - a.bytes);
-    }
-    return NAN;
+    // Beyond the largest size, along the r-inf line: T's rate there is r-inf > h, so it gets
+    // there unless that line starts at or below zero.
+    const double beyond = crossing(sizes[k - 1], times_us[k - 1], top);
+    if (beyond >= sizes[k - 1]) m.n_half = beyond;
+    return m;
 }
 
 namespace {
@@ -166,7 +166,7 @@ std::optional<Pt2ptResult> run_pt2pt(const Pt2ptSpec& spec, std::string* why) {
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
     if (sizes.size() < 2) {
-        *why = "--sizes: at least two different sizes are needed to fit t0 and r-inf";
+        *why = "--sizes: at least two different sizes are needed for t0 and r-inf";
         return std::nullopt;
     }
     if (spec.layer == "lfc" && sizes.back() > static_cast<std::uint32_t>(spec.model.mtu)) {
@@ -199,14 +199,12 @@ std::optional<Pt2ptResult> run_pt2pt(const Pt2ptSpec& spec, std::string* why) {
         xs.push_back(bytes);
         ys.push_back(m->per_packet_us);
     }
-    const auto fit = fit_startup(xs, ys);
-    if (!fit) {
-        *why = "the time per packet does not grow with its size: no r-inf to fit";
+    const auto metrics = table2_metrics(xs, ys);
+    if (!metrics) {
+        *why = "the time per packet does not grow between the two largest sizes: no r-inf";
         return std::nullopt;
     }
-    result.fit = *fit;
-    result.n_half = fit->t0_us * fit->r_inf_mbs;
-    result.n_half_measured = size_reaching(result.points, fit->r_inf_mbs / 2);
+    result.metrics = *metrics;
     return result;
 }
 

@@ -4,10 +4,22 @@
 //   latency     a packet ping-ponged `round_trips` times; the time over 2 * round_trips
 //   bandwidth   `packets` packets sent back to back; bytes over the time from the first
 //               FM_send to the last handler's return (payload only: headers are overhead)
-//   t0, r-inf   the least-squares line t(n) = t0 + n / r-inf through the bandwidth run's time
-//               per packet at each size n
-//   n-half      t0 * r-inf, where that line gives half of r-inf; and, as Table 2 words it, the
-//               size at which the measured bandwidth reaches r-inf / 2 (interpolated)
+//
+// Table 2's metrics, each as the table words it, from the bandwidth run's time per packet T(n):
+//
+//   t0       "startup overhead": T extrapolated to an empty packet, along the line through
+//            the two smallest sizes
+//   r-inf    "peak bandwidth for infinitely large packets (asymptotic)": the rate at which T
+//            grows between the two largest sizes
+//   n-half   "packet size to achieve bandwidth of r-inf / 2": where n / T(n) reaches it, with T
+//            taken as straight between measured sizes (and along the t0 and r-inf lines
+//            outside them)
+//
+// A T(n) that is one straight line gives n-half = t0 * r-inf. A pipeline whose slowest stage
+// changes with the size does not: with a LANai that sets T for small packets and an SBus that
+// sets it for large ones, T(n) = max(LANai, host) is convex and n-half falls below t0 * r-inf,
+// as in every host row of seed 004's Table 4 (hybrid: 44 bytes against 3.5 us x 21.2 MB/s =
+// 78). The product is kept beside the measured value for comparison.
 //
 // The layer is FM (sim/fm_layer.h) or LFC's unicast path (sim/cluster.h, the engine's NIC),
 // both on the same model, so the two can be compared.
@@ -40,27 +52,26 @@ struct Pt2ptPoint {
     double bandwidth_mbs = 0;  // 10^6 bytes per second
 };
 
-struct StartupFit {
+// Seed 004 Table 2's metrics (see above).
+struct Table2Metrics {
     double t0_us = 0;
-    double r_inf_mbs = 0;  // 10^6 bytes per second; infinite for a flat line
+    double r_inf_mbs = 0;      // 10^6 bytes per second
+    double n_half = 0;         // bytes: where the bandwidth reaches r-inf / 2
+    double n_half_linear = 0;  // bytes: t0 * r-inf, the n-half of a straight T(n)
 };
 
 struct Pt2ptResult {
     std::vector<Pt2ptPoint> points;
-    StartupFit fit;
-    double n_half = 0;           // t0 * r-inf, bytes
-    double n_half_measured = 0;  // where the measured bandwidth reaches r-inf / 2; NAN if never
-    FmLayer::Stats fm;           // FM: summed over the bandwidth runs
+    Table2Metrics metrics;
+    FmLayer::Stats fm;  // FM: summed over the bandwidth runs
     std::uint64_t events = 0;
 };
 
-// Least squares through (size, time per packet in us). Empty when fewer than two distinct sizes
-// or the line does not rise (no finite positive r-inf).
-std::optional<StartupFit> fit_startup(std::span<const double> sizes,
-                                      std::span<const double> times_us);
-// Where bandwidth first reaches `target` MB/s, interpolated linearly between the points (sorted
-// by size); NAN when it never does.
-double size_reaching(std::span<const Pt2ptPoint> points, double target_mbs);
+// Table 2's metrics from the time per packet (us) at each size (bytes), the sizes ascending
+// and distinct. Empty when there are fewer than two sizes, or T does not grow between the two
+// largest (no finite positive r-inf).
+std::optional<Table2Metrics> table2_metrics(std::span<const double> sizes,
+                                            std::span<const double> times_us);
 
 // Empty with one line in *why for a bad spec, or when a run breaks an invariant (a packet lost,
 // duplicated or out of order, a queue or reservation left over), which would be a bug.

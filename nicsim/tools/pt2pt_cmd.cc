@@ -99,7 +99,8 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
     spec.sizes = *sizes;
     if (spec.layer == "lfc" && !opts.has("--sizes")) {
         // The default sizes that fit one of the model's packets (LFC cuts longer messages).
-        std::erase_if(spec.sizes, [&](std::uint32_t b) { return b > static_cast<std::uint32_t>(model.mtu); });
+        std::erase_if(spec.sizes,
+                      [&](std::uint32_t b) { return b > static_cast<std::uint32_t>(model.mtu); });
     }
     spec.packets = static_cast<int>(*packets);
     spec.round_trips = static_cast<int>(*trips);
@@ -120,10 +121,10 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
         j.field("packets", static_cast<long long>(spec.packets))
             .field("round_trips", static_cast<long long>(spec.round_trips))
             .raw("points", points_json(r))
-            .field("t0_us", r.fit.t0_us)
-            .field("r_inf_mbs", r.fit.r_inf_mbs)
-            .field("n_half", r.n_half)
-            .field("n_half_measured", std::isnan(r.n_half_measured) ? -1.0 : r.n_half_measured);
+            .field("t0_us", r.metrics.t0_us)
+            .field("r_inf_mbs", r.metrics.r_inf_mbs)
+            .field("n_half", std::isnan(r.metrics.n_half) ? -1.0 : r.metrics.n_half)
+            .field("n_half_linear", r.metrics.n_half_linear);
         if (spec.layer == "fm") {
             j.field("rejected", static_cast<long long>(r.fm.rejected))
                 .field("resent", static_cast<long long>(r.fm.resent))
@@ -154,14 +155,15 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
         std::printf("%10u %14.2f %16.3f %16.2f\n", p.bytes, p.latency_us, p.per_packet_us,
                     p.bandwidth_mbs);
     }
+    const sim::Table2Metrics& m = r.metrics;
     std::printf(
-        "t0 %.2f us, r-inf %.2f MB/s (%.2f MB/s of 2^20 bytes), n-half %.0f bytes (t0 x r-inf; "
-        "measured %s)\n",
-        r.fit.t0_us, r.fit.r_inf_mbs, r.fit.r_inf_mbs / 1.048576, r.n_half,
-        std::isnan(r.n_half_measured)
+        "t0 %.2f us, r-inf %.2f MB/s (%.2f MB/s of 2^20 bytes), n-half %s (t0 x r-inf %.0f "
+        "bytes)\n",
+        m.t0_us, m.r_inf_mbs, m.r_inf_mbs / 1.048576,
+        std::isnan(m.n_half)
             ? "never reached"
-            : (std::to_string(static_cast<long long>(std::lround(r.n_half_measured))) + " bytes")
-                  .c_str());
+            : (std::to_string(static_cast<long long>(std::lround(m.n_half))) + " bytes").c_str(),
+        m.n_half_linear);
     if (spec.layer == "fm" && spec.fm.flow) {
         std::printf(
             "flow control: %llu packets rejected and resent, %llu acknowledgement packets\n",

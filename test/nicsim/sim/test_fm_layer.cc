@@ -1,10 +1,12 @@
 // The Fast Messages layer (seed 004): return-to-sender delivers every packet once and in order
 // when receivers are slow, queues stay within their sizes, the LCP loop shapes cost what the
-// model says, and the t0 / r-inf fit recovers a line it is given.
+// model says, and Table 2's metrics come out right for a straight and a convex time per packet.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/fm_layer.h"
@@ -131,8 +133,8 @@ TEST(FmLayer, RunsRepeatBitForBit) {
 }
 
 // LANai to LANai (§4.2): baseline pays one more round of the loop per packet than streamed, and
-// a packet costs the LCP's work and then its wire time (App. A), so the fit gives
-// t0 = work + header time and r-inf = the link.
+// a packet costs the LCP's work and then its wire time (App. A), so T(n) is one straight line:
+// t0 = work + header time, r-inf = the link, n-half = t0 x r-inf.
 TEST(FmPt2pt, LanaiLoopShapesCostWhatTheModelSays) {
     Pt2ptSpec spec;
     spec.model = fm_sparc();
@@ -151,10 +153,12 @@ TEST(FmPt2pt, LanaiLoopShapesCostWhatTheModelSays) {
     const Model& m = spec.model;
     const double work = m.fm_lanai_send + m.fm_lanai_dma + m.header_bytes / m.link_bw;
     // The first packet's trip is spread over the run: within 0.1 %.
-    EXPECT_NEAR(streamed->fit.t0_us, work, 0.001 * work + 0.01);
-    EXPECT_NEAR(streamed->fit.r_inf_mbs, m.link_bw, 0.001 * m.link_bw);
-    EXPECT_NEAR(baseline->fit.t0_us - streamed->fit.t0_us, m.fm_lanai_loop, 0.01);
-    EXPECT_LT(streamed->n_half, baseline->n_half);
+    EXPECT_NEAR(streamed->metrics.t0_us, work, 0.001 * work + 0.01);
+    EXPECT_NEAR(streamed->metrics.r_inf_mbs, m.link_bw, 0.001 * m.link_bw);
+    EXPECT_NEAR(baseline->metrics.t0_us - streamed->metrics.t0_us, m.fm_lanai_loop, 0.01);
+    EXPECT_LT(streamed->metrics.n_half, baseline->metrics.n_half);
+    EXPECT_NEAR(streamed->metrics.n_half, streamed->metrics.n_half_linear,
+                0.002 * streamed->metrics.n_half_linear);
 }
 
 TEST(FmPt2pt, HybridStreamIsBoundByProgrammedIoAndDmaByTheCopy) {
@@ -168,48 +172,71 @@ TEST(FmPt2pt, HybridStreamIsBoundByProgrammedIoAndDmaByTheCopy) {
     std::string why;
     const auto hybrid = run_pt2pt(spec, &why);
     ASSERT_TRUE(hybrid) << why;
-    EXPECT_NEAR(hybrid->fit.r_inf_mbs, spec.model.pio_bw, 0.002 * spec.model.pio_bw);
+    EXPECT_NEAR(hybrid->metrics.r_inf_mbs, spec.model.pio_bw, 0.002 * spec.model.pio_bw);
     spec.fm.io = FmIo::dma;
     const auto dma = run_pt2pt(spec, &why);
     ASSERT_TRUE(dma) << why;
-    EXPECT_NEAR(dma->fit.r_inf_mbs, spec.model.copy_bw, 0.002 * spec.model.copy_bw);
+    EXPECT_NEAR(dma->metrics.r_inf_mbs, spec.model.copy_bw, 0.002 * spec.model.copy_bw);
 }
 
-TEST(FmPt2pt, FitRecoversALineFromSyntheticData) {
+// Times per packet (us) at `sizes` along T(n) = max over `lines` of c + n / r.
+std::vector<double> times_on(const std::vector<double>& sizes,
+                             const std::vector<std::pair<double, double>>& lines) {
+    std::vector<double> times;
+    for (double n : sizes) {
+        double t = 0;
+        for (const auto& [c, r] : lines) t = std::max(t, c + n / r);
+        times.push_back(t);
+    }
+    return times;
+}
+
+TEST(FmPt2pt, Table2MetricsOfAStraightLineGiveNHalfAsTheProduct) {
     // Seed 004's full layer: t0 4.1 us, r-inf 21.4 MB/s of 2^20 bytes.
     const double t0 = 4.1;
     const double r_inf = 21.4 * 1.048576;
-    std::vector<double> sizes = {16, 32, 64, 128, 256, 512, 1024, 2048};
-    std::vector<double> times;
-    for (double n : sizes) times.push_back(t0 + n / r_inf);
-    const auto fit = fit_startup(sizes, times);
-    ASSERT_TRUE(fit);
-    EXPECT_NEAR(fit->t0_us, t0, 1e-9);
-    EXPECT_NEAR(fit->r_inf_mbs, r_inf, 1e-9);
-    // Noise that sums to zero and is orthogonal to the sizes leaves the fit unchanged.
-    const auto robust = fit_startup(
-        std::vector<double>{16, 32, 48},
-        std::vector<double>{t0 + 16 / r_inf + 0.5, t0 + 32 / r_inf - 1.0, t0 + 48 / r_inf + 0.5});
-    ASSERT_TRUE(robust);
-    EXPECT_NEAR(robust->t0_us, t0, 1e-9);
-    EXPECT_NEAR(robust->r_inf_mbs, r_inf, 1e-6);
-    EXPECT_FALSE(fit_startup(std::vector<double>{64}, std::vector<double>{5}));
-    EXPECT_FALSE(fit_startup(std::vector<double>{16, 64}, std::vector<double>{5, 5}));
-    EXPECT_FALSE(fit_startup(std::vector<double>{16, 64}, std::vector<double>{5, 4}));
+    const std::vector<double> sizes = {16, 32, 64, 128, 256, 512, 1024, 2048};
+    const auto m = table2_metrics(sizes, times_on(sizes, {{t0, r_inf}}));
+    ASSERT_TRUE(m);
+    EXPECT_NEAR(m->t0_us, t0, 1e-9);
+    EXPECT_NEAR(m->r_inf_mbs, r_inf, 1e-9);
+    EXPECT_NEAR(m->n_half_linear, t0 * r_inf, 1e-9);
+    EXPECT_NEAR(m->n_half, t0 * r_inf, 1e-9);
 }
 
-TEST(FmPt2pt, HalfPowerSizeIsInterpolatedOnTheMeasuredCurve) {
-    std::vector<Pt2ptPoint> points(3);
-    points[0].bytes = 16;
-    points[0].bandwidth_mbs = 4;
-    points[1].bytes = 64;
-    points[1].bandwidth_mbs = 10;
-    points[2].bytes = 256;
-    points[2].bandwidth_mbs = 18;
-    EXPECT_DOUBLE_EQ(size_reaching(points, 7), 40);
-    EXPECT_DOUBLE_EQ(size_reaching(points, 14), 160);
-    EXPECT_DOUBLE_EQ(size_reaching(points, 2), 16);
-    EXPECT_TRUE(std::isnan(size_reaching(points, 20)));
+TEST(FmPt2pt, Table2MetricsOfAPipelineGiveNHalfBelowTheProduct) {
+    // A LANai line for small packets (3.5 us + n / 80) and an SBus line for large ones
+    // (1 us + n / 25): t0 is the first's intercept, r-inf the second's rate, and the bandwidth
+    // reaches r-inf / 2 on the first at 3.5 / (2 / 25 - 1 / 80) = 51.85 bytes, well below
+    // t0 x r-inf = 87.5.
+    const std::vector<double> sizes = {16, 32, 64, 128, 256, 512, 1024, 2048};
+    const auto m = table2_metrics(sizes, times_on(sizes, {{3.5, 80}, {1, 25}}));
+    ASSERT_TRUE(m);
+    EXPECT_NEAR(m->t0_us, 3.5, 1e-9);
+    EXPECT_NEAR(m->r_inf_mbs, 25, 1e-9);
+    EXPECT_NEAR(m->n_half, 3.5 / (2.0 / 25 - 1.0 / 80), 1e-9);
+    EXPECT_NEAR(m->n_half_linear, 87.5, 1e-9);
+}
+
+TEST(FmPt2pt, Table2MetricsReachHalfOfRInfOutsideTheMeasuredSizes) {
+    // Below the smallest size, along the t0 line: 0.5 us + n / 100 gives 50 bytes.
+    const std::vector<double> large = {100, 200, 400};
+    const auto below = table2_metrics(large, times_on(large, {{0.5, 100}}));
+    ASSERT_TRUE(below);
+    EXPECT_NEAR(below->n_half, 50, 1e-9);
+    // Beyond the largest, along the r-inf line: 10 us + n / 100 gives 1000 bytes.
+    const std::vector<double> small = {16, 32};
+    const auto beyond = table2_metrics(small, times_on(small, {{10, 100}}));
+    ASSERT_TRUE(beyond);
+    EXPECT_NEAR(beyond->n_half, 1000, 1e-9);
+}
+
+TEST(FmPt2pt, Table2MetricsNeedTwoSizesAndATimeThatGrows) {
+    EXPECT_FALSE(table2_metrics(std::vector<double>{64}, std::vector<double>{5}));
+    EXPECT_FALSE(table2_metrics(std::vector<double>{16, 64}, std::vector<double>{5, 5}));
+    EXPECT_FALSE(table2_metrics(std::vector<double>{16, 64}, std::vector<double>{5, 4}));
+    // Only the two largest sizes decide r-inf: a dip below them does not matter.
+    EXPECT_TRUE(table2_metrics(std::vector<double>{16, 32, 64}, std::vector<double>{5, 4, 6}));
 }
 
 TEST(FmPt2pt, BadSpecsAreRefusedWithTheReason) {
@@ -243,7 +270,7 @@ TEST(FmPt2pt, LfcLayerRunsTheEngineUnicastPath) {
         EXPECT_GT(p.latency_us, spec.model.ts + spec.model.tns + spec.model.tnr + spec.model.tr);
         EXPECT_LE(p.bandwidth_mbs, spec.model.pio_bw);
     }
-    EXPECT_GT(r->fit.t0_us, 0);
+    EXPECT_GT(r->metrics.t0_us, 0);
 }
 
 }  // namespace
