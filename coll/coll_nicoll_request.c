@@ -95,8 +95,7 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
                                       req->unpack_type)) {
         s = NICSIM_ERR_INVALID;
     }
-    if (blocking) {
-        nicsim_request_free(t->retired); /* a retired one is left only after an error */
+    if (blocking) { /* nicoll_start() released the one retired before */
         t->retired = req->engine;
         req->engine = NULL;
     }
