@@ -112,6 +112,21 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
     return s;
 }
 
+/* Asks the engine about the request, only when packets moved since it last answered (its answer
+ * cannot change otherwise): NICSIM_OK once it is done, NICSIM_IN_PROGRESS, or its error. */
+static nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
+{
+    if (!req->engine_done && req->asked_at != t->events) {
+        req->asked_at = t->events;
+        nicsim_status_t s = nicsim_request_test(req->engine);
+        if (NICSIM_OK != s && NICSIM_IN_PROGRESS != s) {
+            return s;
+        }
+        req->engine_done = NICSIM_OK == s;
+    }
+    return req->engine_done ? NICSIM_OK : NICSIM_IN_PROGRESS;
+}
+
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
  * the collective's buffer in place has left. A request the engine completed at posting (a
  * broadcast's root whose packets all left) is done without polling the transport. */
@@ -121,27 +136,18 @@ static nicsim_status_t test(nicoll_request_t *req)
         return NICSIM_OK;
     }
     nicoll_transport_t *t = &req->module->transport;
-    for (bool polled = false;; polled = true) {
-        /* The engine's answer can change only when packets moved: ask again only then. */
-        if (!req->engine_done && req->asked_at != t->events) {
-            req->asked_at = t->events;
-            nicsim_status_t s = nicsim_request_test(req->engine);
-            if (NICSIM_OK != s && NICSIM_IN_PROGRESS != s) {
-                return s;
-            }
-            req->engine_done = NICSIM_OK == s;
-        }
-        if (req->engine_done && nicoll_transport_sent(t)) {
-            return NICSIM_OK;
-        }
-        if (polled) {
-            return NICSIM_IN_PROGRESS;
-        }
-        nicsim_status_t s = nicoll_transport_poll(t);
-        if (NICSIM_OK != s) {
-            return s;
-        }
+    nicsim_status_t s = ask(req, t);
+    if (NICSIM_OK == s && nicoll_transport_sent(t)) {
+        return NICSIM_OK;
     }
+    if (NICSIM_OK != s && NICSIM_IN_PROGRESS != s) {
+        return s;
+    }
+    if (NICSIM_OK != (s = nicoll_transport_poll(t)) ||
+        NICSIM_OK != (s = ask(req, t))) {
+        return s;
+    }
+    return nicoll_transport_sent(t) ? NICSIM_OK : NICSIM_IN_PROGRESS;
 }
 
 static int progress(void)
