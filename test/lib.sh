@@ -21,8 +21,23 @@ check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
 tap_done() { echo "1..$tap_count"; }
 
 # mpirun for tests: oversubscribed, yielding when idle, shared memory only; killed after
-# $mpirun_timeout seconds (600 unless the test sets it).
+# $mpirun_timeout seconds (600 unless the test sets it). Each rank's output is printed whole, rank
+# by rank (its stdout, then its stderr), then mpirun's own: mpirun forwards ranks' output in
+# chunks that can split a line, so on a busy machine a line of one rank could otherwise land in
+# the middle of another's.
 mpirun_test() {
+    mpirun_out=$(mktemp -d)
     timeout "${mpirun_timeout:-600}" "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 \
-        --mca btl self,vader --mca btl_vader_single_copy_mechanism none "$@"
+        --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+        --output-filename "$mpirun_out/ranks:nojobid,nocopy" "$@" >"$mpirun_out/mpirun" 2>&1
+    mpirun_status=$?
+    mpirun_rank=0
+    while [ -d "$mpirun_out/ranks/rank.$mpirun_rank" ]; do
+        cat "$mpirun_out/ranks/rank.$mpirun_rank/stdout" "$mpirun_out/ranks/rank.$mpirun_rank/stderr" \
+            2>/dev/null
+        mpirun_rank=$((mpirun_rank + 1))
+    done
+    cat "$mpirun_out/mpirun"
+    rm -rf "$mpirun_out"
+    return $mpirun_status
 }

@@ -33,7 +33,6 @@ forcing() { # ALGORITHM FILE C...
 
 # ran_only C ALGORITHM: every verbose decision line for C names ALGORITHM, and there is one.
 ran_only() {
-    # (ranks' lines may interleave in mpirun's output: only whole decisions are counted)
     n=$(grep -c "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm $2 " "$log")
     all=$(grep -o "nicoll: $1 on MPI_COMM_WORLD (cid 0), [0-9]* bytes: algorithm [a-z_]* " "$log" | grep -c .)
     calls=$(sed -n 's/^# run by nicoll: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' "$log")
