@@ -26,7 +26,7 @@ tap_done() { echo "1..$tap_count"; }
 # chunks that can split a line, so on a busy machine a line of one rank could otherwise land in
 # the middle of another's.
 mpirun_test() {
-    mpirun_out=$(mktemp -d)
+    mpirun_out=$(mktemp -d) || return 1
     timeout "${mpirun_timeout:-600}" "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 \
         --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
         --output-filename "$mpirun_out/ranks:nojobid,nocopy" "$@" >"$mpirun_out/mpirun" 2>&1

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "core/small_vector.h"
@@ -33,7 +34,9 @@ public:
         items_[(head_ + size_) & (items_.size() - 1)] = std::move(item);
         ++size_;
     }
+    // The slot stays in the ring; a T that owns memory is reset, so the ring does not keep it.
     void pop_front() {
+        if constexpr (!std::is_trivially_copyable_v<T>) front() = T();
         head_ = (head_ + 1) & static_cast<std::uint32_t>(items_.size() - 1);
         --size_;
     }

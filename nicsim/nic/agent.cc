@@ -34,12 +34,10 @@ Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
 }
 
 const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
-    if (last_tree_ != nullptr && last_shape_ == &shape && last_k_ == k && last_root_ == root) {
-        return *last_tree_;
-    }
     const auto index = static_cast<std::uint64_t>(&shape - plan::tree_shapes().data());
     const std::uint64_t key =
         (index << 56) | (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(root);
+    if (last_tree_ != nullptr && last_key_ == key) return *last_tree_;
     auto it = trees_.find(key);
     if (it == trees_.end()) {
         // The locality order with the root moved to the front, laid along the tree's pre-order:
@@ -47,15 +45,9 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
         std::vector<Rank> local{root};
         std::copy_if(order_.begin(), order_.end(), std::back_inserter(local),
                      [root](Rank r) { return r != root; });
-        const plan::Tree built = shape.build(size_, k);
-        const std::vector<Rank> visit = plan::preorder(built);
-        std::vector<Rank> at(visit.size());
-        for (std::size_t i = 0; i < visit.size(); ++i) at[visit[i]] = local[i];
-        it = trees_.emplace(key, plan::relabel(built, at)).first;
+        it = trees_.emplace(key, plan::lay_along(shape.build(size_, k), local)).first;
     }
-    last_shape_ = &shape;
-    last_k_ = k;
-    last_root_ = root;
+    last_key_ = key;
     last_tree_ = &it->second;  // the map's nodes stay put
     return it->second;
 }

@@ -194,9 +194,7 @@ private:
     // Broadcast trees by (shape, k, root), built once each.
     std::unordered_map<std::uint64_t, plan::Tree> trees_;
     // The last one asked for: a job broadcasts from the same root again and again.
-    const plan::TreeShape* last_shape_ = nullptr;
-    int last_k_ = 0;
-    Rank last_root_ = 0;
+    std::uint64_t last_key_ = 0;
     const plan::Tree* last_tree_ = nullptr;
 };
 

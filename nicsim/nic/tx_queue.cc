@@ -57,7 +57,6 @@ Status TxQueue::flush() {
         const Status s = fabric_.transmit(front.dst, front.header, front.payload);
         if (s == Status::again) break;
         if (failed(s)) error_ = s;
-        ready_.front() = {};  // the ring keeps the slot: not its copy of the payload
         ready_.pop_front();
     }
     return error_;

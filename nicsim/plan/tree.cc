@@ -61,6 +61,13 @@ std::vector<Rank> preorder(const Tree& tree) {
     return out;
 }
 
+Tree lay_along(const Tree& tree, std::span<const Rank> list) {
+    const std::vector<Rank> visit = preorder(tree);
+    std::vector<Rank> at(visit.size());
+    for (std::size_t i = 0; i < visit.size(); ++i) at[static_cast<std::size_t>(visit[i])] = list[i];
+    return relabel(tree, at);
+}
+
 int depth(const Tree& tree) {
     // Breadth-first, one level at a time.
     int levels = 0;

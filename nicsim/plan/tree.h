@@ -60,11 +60,14 @@ Tree tree_from_children(Rank root, std::vector<std::vector<Rank>> children);
 // The tree with position p renamed order[p] (order is a permutation of 0..n-1); root = order[0].
 Tree relabel(const Tree& tree, std::span<const Rank> order);
 
-// The positions in depth-first pre-order, each node's children in ascending position: laying a
-// list of ranks along it (relabel(tree, at) with at[preorder[i]] = list[i]) makes every subtree
-// a run of that list. The identity for a tree whose subtrees are runs of positions already
-// (binomial, chain, k-binomial), not for the breadth-first binary tree.
+// The positions in depth-first pre-order, each node's children in ascending position. The
+// identity for a tree whose subtrees are runs of positions already (binomial, chain,
+// k-binomial), not for the breadth-first binary tree.
 std::vector<Rank> preorder(const Tree& tree);
+
+// The tree with the i-th position of its pre-order renamed list[i] (list is a permutation of
+// 0..n-1): the root is list[0] and every subtree is a run of the list.
+Tree lay_along(const Tree& tree, std::span<const Rank> list);
 
 // Levels below the root (0 for n == 1).
 int depth(const Tree& tree);

@@ -1,7 +1,6 @@
 #include "sim/cluster.h"
 
 #include <algorithm>
-#include <deque>
 #include <optional>
 
 #include "core/rank_map.h"

@@ -66,7 +66,7 @@ void GmNic::dma(Time now) {
     const bool receive = !to_host_.empty() && to_host_.front().ready <= now;
     GmOut* out = nullptr;
     GmRecord* r = nullptr;
-    if (send_free_ > 0 && !(receive && dma_.last_was_fetch)) {
+    if (send_free_ > 0 && !(receive && dma_.fetch)) {
         for (std::size_t k = 0; k < conns_.size() && r == nullptr; ++k) {
             const std::size_t at = (fetch_turn_ + k) % conns_.size();
             GmOut& o = *out_.find(conns_[at]);
@@ -98,7 +98,6 @@ void GmNic::dma(Time now) {
         return;
     }
     dma_.busy = true;
-    dma_.last_was_fetch = dma_.fetch;
     node_.schedule(dma_.done, GmEvent::dma_done, 0);
 }
 

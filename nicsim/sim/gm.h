@@ -172,8 +172,8 @@ private:
     std::uint64_t fetch_count_ = 0;
     struct Dma {
         bool busy = false;
-        bool fetch = false;  // a packet to send, or a received one to the host
-        bool last_was_fetch = false;
+        bool fetch = false;  // a packet to send, or a received one to the host (the last one's
+                             // kind until the next starts)
         Rank peer = 0;          // its destination or source
         std::uint32_t seq = 0;  // a fetch: the packet's number...
         std::uint64_t id = 0;   // ...and which fetch of it

@@ -14,7 +14,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "tune.h"
 
@@ -36,6 +35,11 @@ std::string default_bench() {
     return "nicoll-bench";
 }
 
+// The cores online (at least 1).
+int cores() {
+    return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
 // size -> Median(us) of one nicoll-bench run; empty with *why when the run failed.
 std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
                                                          const std::string& mca,
@@ -45,8 +49,7 @@ std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
     // Ranks give up their core when idle only when there are more of them than cores (as users
     // run them): otherwise a rank waiting on a machine that runs other work too would hand its
     // core to that work at every poll.
-    const bool oversubscribed =
-        np > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const bool oversubscribed = np > cores();
     const std::string cmd =
         b.mpirun + " -np " + std::to_string(np) + " --oversubscribe" +
         (oversubscribed ? " --mca mpi_yield_when_idle 1" : "") +
@@ -113,7 +116,7 @@ std::string machine() {
     utsname u{};
     uname(&u);
     return std::string(u.nodename) + ", " + u.sysname + " " + u.release + " " + u.machine + ", " +
-           std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) + " cores online";
+           std::to_string(cores()) + " cores online";
 }
 
 bool write_out(const Options& o, const std::string& text, const char* command) {
@@ -331,29 +334,11 @@ int cmd_calibrate(const Args& args) {
     const std::vector<std::uint64_t> sizes = {8, 1024, 8192, 65536, 262144, 1048576};
     std::string sizes_arg;
     for (auto s : sizes) sizes_arg += (sizes_arg.empty() ? "" : ",") + std::to_string(s);
-    std::fprintf(stderr, "nicoll-tune calibrate: 4 mpirun runs, started %s\n", now_utc().c_str());
+    std::fprintf(stderr, "nicoll-tune calibrate: 3 mpirun runs, started %s\n", now_utc().c_str());
     auto one_way = run_bench(
         b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1048576",
         "bcast", sizes_arg, it, &why);
     if (!one_way) {
-        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
-        return 1;
-    }
-    // Per-packet overhead: 1 MiB in 1 KiB packets against one packet, on 2 ranks.
-    auto small = run_bench(
-        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
-        "1048576", std::max(1, it / 4), &why);
-    if (!small) {
-        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
-        return 1;
-    }
-    // Forwarding: the same on a chain of 3, whose middle rank receives and passes on every packet
-    // as it arrives; what the third rank adds per packet is the forwarding overhead (on a machine
-    // with fewer cores than 3 ranks it includes the oversubscription).
-    auto chain3 = run_bench(
-        b, 3, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
-        "1048576", std::max(1, it / 4), &why);
-    if (!chain3) {
         std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
         return 1;
     }
@@ -376,6 +361,24 @@ int cmd_calibrate(const Args& args) {
                      static_cast<unsigned long long>(one_way->begin()->first),
                      one_way->rbegin()->second,
                      static_cast<unsigned long long>(one_way->rbegin()->first));
+        return 1;
+    }
+    // Per-packet overhead: 1 MiB in 1 KiB packets against one packet, on 2 ranks.
+    auto small = run_bench(
+        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
+        "1048576", std::max(1, it / 4), &why);
+    if (!small) {
+        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
+        return 1;
+    }
+    // Forwarding: the same on a chain of 3, whose middle rank receives and passes on every packet
+    // as it arrives; what the third rank adds per packet is the forwarding overhead (on a machine
+    // with fewer cores than 3 ranks it includes the oversubscription).
+    auto chain3 = run_bench(
+        b, 3, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
+        "1048576", std::max(1, it / 4), &why);
+    if (!chain3) {
+        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
         return 1;
     }
     const double t0 = (sy - slope * sx) / k;

@@ -5,8 +5,6 @@
 // senders.
 #include <gtest/gtest.h>
 
-#include <deque>
-#include <map>
 #include <memory>
 #include <vector>
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -144,11 +145,9 @@ TEST_P(TreeShapes, IsASpanningTreeRootedAtPositionZero) {
 TEST_P(TreeShapes, LaidAlongItsPreorderEverySubtreeIsAContiguousRange) {
     // Sorted by position, the children of the node covering [v, end) start at v + 1 and each
     // child's range ends where the next one's starts, the last one's at end.
-    const Tree built = build();
-    const std::vector<Rank> visit = preorder(built);
-    std::vector<Rank> at(visit.size());
-    for (std::size_t i = 0; i < visit.size(); ++i) at[visit[i]] = static_cast<Rank>(i);
-    const Tree tree = relabel(built, at);
+    std::vector<Rank> identity(static_cast<std::size_t>(n()));
+    std::iota(identity.begin(), identity.end(), 0);
+    const Tree tree = lay_along(build(), identity);
     std::vector<Rank> end(n(), -1);
     end[tree.root] = n();
     std::vector<Rank> pending{tree.root};
