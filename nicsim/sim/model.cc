@@ -218,12 +218,12 @@ const ModelParam* find_model_param(std::string_view name) {
 }
 
 bool set_model_param(Model& model, std::string_view name, std::string_view value, std::string* why) {
+    const std::string quoted = std::string(name) + "=" + std::string(value);
     const ModelParam* param = find_model_param(name);
     if (param == nullptr) {
-        *why = "unknown model parameter '" + std::string(name) + "' (see nicsim params)";
+        *why = quoted + ": unknown model parameter '" + std::string(name) + "' (see nicsim params)";
         return false;
     }
-    const std::string quoted = std::string(name) + "=" + std::string(value);
     const auto range_error = [&] {
         *why = quoted + ": out of range " + format(param->min) + ".." + format(param->max);
         return false;
@@ -291,6 +291,15 @@ const Preset* find_preset(std::string_view name) {
         if (p.name == name) return &p;
     }
     return nullptr;
+}
+
+bool set_model_param(Model& model, std::string_view assignment, std::string* why) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string_view::npos) {
+        *why = std::string(assignment) + ": expected NAME=VALUE";
+        return false;
+    }
+    return set_model_param(model, assignment.substr(0, eq), assignment.substr(eq + 1), why);
 }
 
 Model default_model() {

@@ -85,6 +85,8 @@ const ModelParam* find_model_param(std::string_view name);
 // Sets `name` from text. False, with one line in *why naming the value and the reason, when the
 // parameter is unknown or the value does not parse or is out of range.
 bool set_model_param(Model& model, std::string_view name, std::string_view value, std::string* why);
+// The same from "NAME=VALUE", as --set gives it; *why also names an assignment without '='.
+bool set_model_param(Model& model, std::string_view assignment, std::string* why);
 // The value of a parameter as text, as --set would take it.
 std::string model_param_value(const Model& model, const ModelParam& param);
 // What each parameter's range cannot say: false, with one line in *why, when two parameters

@@ -92,12 +92,7 @@ std::optional<sim::Model> model_from(const Options& opts, std::string* why) {
         return std::nullopt;
     }
     for (const std::string& assignment : opts.all("--set")) {
-        const auto eq = assignment.find('=');
-        if (eq == std::string::npos) {
-            *why = "--set " + assignment + ": expected NAME=VALUE";
-            return std::nullopt;
-        }
-        if (!sim::set_model_param(model, assignment.substr(0, eq), assignment.substr(eq + 1), why)) {
+        if (!sim::set_model_param(model, assignment, why)) {
             *why = "--set " + *why;
             return std::nullopt;
         }

@@ -27,7 +27,7 @@ int cmd_calibrate(const Args& args);
 int usage_error(std::string_view command, const std::string& why);
 
 // --name VALUE pairs and flags; one line in *why for an unknown option, a missing value or a
-// repeated one (only --set may be given several times).
+// repeated one that is not `repeatable`.
 struct Options {
     std::vector<std::pair<std::string, std::string>> given;
     bool has(std::string_view name) const;
@@ -38,7 +38,8 @@ struct Options {
     std::string echo(std::initializer_list<std::string_view> names) const;
 };
 std::optional<Options> parse_options(const Args& args, const std::vector<std::string>& with_value,
-                                     const std::vector<std::string>& flags, std::string* why);
+                                     const std::vector<std::string>& flags,
+                                     const std::vector<std::string>& repeatable, std::string* why);
 
 // "2,4,8" or sizes with suffixes "8,4k,1M"; sorted, without repeats, each in [min, max].
 std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std::uint64_t min,

@@ -85,7 +85,8 @@ std::string Options::echo(std::initializer_list<std::string_view> names) const {
 }
 
 std::optional<Options> parse_options(const Args& args, const std::vector<std::string>& with_value,
-                                     const std::vector<std::string>& flags, std::string* why) {
+                                     const std::vector<std::string>& flags,
+                                     const std::vector<std::string>& repeatable, std::string* why) {
     Options o;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -95,7 +96,7 @@ std::optional<Options> parse_options(const Args& args, const std::vector<std::st
             *why = a.rfind("-", 0) == 0 ? "unknown option " + a : "unexpected argument " + a;
             return std::nullopt;
         }
-        if (o.has(a) && a != "--set") {
+        if (o.has(a) && std::find(repeatable.begin(), repeatable.end(), a) == repeatable.end()) {
             *why = a + " given twice";
             return std::nullopt;
         }

@@ -149,7 +149,7 @@ int cmd_generate_measure(const Args& args) {
     auto o = parse_options(args,
                            {"--np", "--sizes", "--iterations", "--runs", "--out", "--bench",
                             "--mpirun-args", "--ks", "--packet-sizes"},
-                           {"--measure"}, &why);
+                           {"--measure"}, {}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--np")) return usage_error("generate", "--measure needs --np LIST");
     auto nps = parse_list(o->text("--np"), 2, 256, &why);
@@ -324,7 +324,8 @@ int cmd_generate_measure(const Args& args) {
 // root, the time the receiver has it, which nicoll-bench's slowest-rank time is.
 int cmd_calibrate(const Args& args) {
     std::string why;
-    auto o = parse_options(args, {"--out", "--bench", "--mpirun-args", "--iterations"}, {}, &why);
+    auto o =
+        parse_options(args, {"--out", "--bench", "--mpirun-args", "--iterations"}, {}, {}, &why);
     if (!o) return usage_error("calibrate", why);
     auto iterations = parse_list(o->text("--iterations", "200"), 1, 100000, &why);
     if (!iterations || iterations->size() != 1)

@@ -77,7 +77,7 @@ int cmd_generate_model(const Args& args) {
     auto o = parse_options(args,
                            {"--model", "--comm-sizes", "--sizes", "--colls", "--algorithms",
                             "--packet-sizes", "--set", "--out"},
-                           {}, &why);
+                           {}, {"--set"}, &why);
     if (!o) return usage_error("generate", why);
     if (!o->has("--comm-sizes") || !o->has("--sizes"))
         return usage_error("generate", "--model needs --comm-sizes and --sizes");
@@ -85,16 +85,14 @@ int cmd_generate_model(const Args& args) {
     auto model = load_model(o->text("--model"), &name, &why);
     if (!model) return usage_error("generate", why);
     for (const std::string& set : o->all("--set")) {
-        const std::size_t eq = set.find('=');
-        if (eq == std::string::npos) {
-            return usage_error("generate", "--set " + set + ": expected NAME=VALUE");
-        }
-        if (!nicsim::sim::set_model_param(*model, set.substr(0, eq), set.substr(eq + 1), &why)) {
-            return usage_error("generate", "--set " + set + ": " + why);
+        if (!nicsim::sim::set_model_param(*model, set, &why)) {
+            return usage_error("generate", "--set " + why);
         }
     }
     if (!nicsim::sim::check_model(*model, &why)) {
-        return usage_error("generate", "--model " + o->text("--model") + ": " + why);
+        // A contradiction may come from the preset or from what --set changed in it.
+        return usage_error("generate", "--model " + o->text("--model") + o->echo({"--set"}) + ": " +
+                                           why);
     }
     auto comm = parse_list(o->text("--comm-sizes"), 2, 4096, &why);
     if (!comm) return usage_error("generate", "--comm-sizes: " + why);

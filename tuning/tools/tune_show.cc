@@ -33,7 +33,7 @@ std::string mca(const char* name) {
 int cmd_show(const Args& args) {
     std::string why;
     auto o = parse_options(args, {"--file", "--coll", "--comm-size", "--bytes", "--nodes", "--ppn"},
-                           {}, &why);
+                           {}, {}, &why);
     if (!o) return usage_error("show", why);
     if (!o->has("--coll") || !o->has("--comm-size"))
         return usage_error("show", "--coll and --comm-size are required");

@@ -71,12 +71,19 @@ TEST(Model, BadValuesAreRefusedWithTheReason) {
     EXPECT_FALSE(set_model_param(m, "gm_recv_buffers", "0", &why));
     EXPECT_EQ(why, "gm_recv_buffers=0: out of range 1..65535");
     EXPECT_FALSE(set_model_param(m, "speed", "1", &why));
-    EXPECT_EQ(why, "unknown model parameter 'speed' (see nicsim params)");
+    EXPECT_EQ(why, "speed=1: unknown model parameter 'speed' (see nicsim params)");
     EXPECT_FALSE(set_model_param(m, "nodes", "0", &why));
     EXPECT_FALSE(set_model_param(m, "tns", "nan", &why));
     EXPECT_TRUE(set_model_param(m, "tns", "2.5", &why));
     EXPECT_DOUBLE_EQ(m.tns, 2.5);
     EXPECT_EQ(model_param_value(m, *find_model_param("tns")), "2.5");
+    // The same from NAME=VALUE, as --set gives it.
+    EXPECT_TRUE(set_model_param(m, "tns=3", &why));
+    EXPECT_DOUBLE_EQ(m.tns, 3.0);
+    EXPECT_FALSE(set_model_param(m, "tns", &why));
+    EXPECT_EQ(why, "tns: expected NAME=VALUE");
+    EXPECT_FALSE(set_model_param(m, "tns=fast", &why));
+    EXPECT_EQ(why, "tns=fast: not a number");
 }
 
 }  // namespace
