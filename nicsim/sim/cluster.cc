@@ -249,12 +249,7 @@ public:
             c_.launch(rank_, dst, path_to(dst), header, payload, now + tns_, gm, &arrives);
         // In steps, the NIC sends its next packet once this one is in the next NIC.
         nic_free_ = steps_ ? arrives + tnr_ : left;
-        busy(Trace::Track::nic,
-             gm.kind == GmTag::ack               ? "ack"
-             : gm.kind == GmTag::nack            ? "nack"
-             : header.kind == PacketKind::credit ? "credit"
-                                                 : "send",
-             now, nic_free_);
+        busy(Trace::Track::nic, packet_label(header, gm, "send"), now, nic_free_);
         nic_now_ = steps_ ? now + tns_ : nic_free_;
         return Status::ok;
     }
@@ -794,12 +789,8 @@ Time Cluster::launch(Rank src, Rank dst, std::span<const LinkId> path, const Pac
             if (!trace_->named(Trace::Track::link, link)) {
                 trace_->name(Trace::Track::link, link, topology_.link_name(link));
             }
-            trace_->slice(Trace::Track::link, link,
-                          gm.kind == GmTag::ack               ? "ack"
-                          : gm.kind == GmTag::nack            ? "nack"
-                          : header.kind == PacketKind::credit ? "credit"
-                                                              : "packet",
-                          start, start + ser);
+            trace_->slice(Trace::Track::link, link, packet_label(header, gm, "packet"), start,
+                          start + ser);
         }
         if (left == 0) left = start + ser;
         head = start + hop;

@@ -56,6 +56,20 @@ GmNic::GmRecord* GmNic::record(GmOut& out, std::uint32_t seq) {
     return i < out.records.size() ? &out.records[i] : nullptr;
 }
 
+std::optional<GmNic::Turn> GmNic::next_in_turn(std::size_t& turn, std::uint32_t GmOut::*next,
+                                               GmRecord::State state) {
+    for (std::size_t k = 0; k < conns_.size(); ++k) {
+        const std::size_t at = (turn + k) % conns_.size();
+        GmOut& out = *out_.find(conns_[at]);
+        GmRecord* r = record(out, out.*next);
+        if (r != nullptr && r->state == state) {
+            turn = (at + 1) % conns_.size();
+            return Turn{conns_[at], &out, r};
+        }
+    }
+    return std::nullopt;
+}
+
 // The DMA engine between host memory and the NIC does one transfer at a time: it fetches the
 // next packet of a connection into a free send buffer (the connections taken in turn, as seed
 // 001 §3 has the NIC take its send queues), or it moves a received packet to the host. When
@@ -64,26 +78,18 @@ GmNic::GmRecord* GmNic::record(GmOut& out, std::uint32_t seq) {
 void GmNic::dma(Time now) {
     if (dma_.busy) return;
     const bool receive = !to_host_.empty() && to_host_.front().ready <= now;
-    GmOut* out = nullptr;
-    GmRecord* r = nullptr;
+    std::optional<Turn> fetch;
     if (send_free_ > 0 && !(receive && dma_.fetch)) {
-        for (std::size_t k = 0; k < conns_.size() && r == nullptr; ++k) {
-            const std::size_t at = (fetch_turn_ + k) % conns_.size();
-            GmOut& o = *out_.find(conns_[at]);
-            GmRecord* next = record(o, o.fetch_next);
-            if (next == nullptr || next->state != GmRecord::in_host) continue;
-            out = &o;
-            r = next;
-            dma_.peer = conns_[at];
-            fetch_turn_ = (at + 1) % conns_.size();
-        }
+        fetch = next_in_turn(fetch_turn_, &GmOut::fetch_next, GmRecord::in_host);
     }
-    if (r != nullptr) {
+    if (fetch) {
+        GmRecord* r = fetch->record;
         r->state = GmRecord::fetching;
         r->fetch = ++fetch_count_;
-        ++out->fetch_next;
+        ++fetch->out->fetch_next;
         --send_free_;
         dma_.fetch = true;
+        dma_.peer = fetch->peer;
         dma_.seq = r->seq;
         dma_.id = r->fetch;
         dma_.done = node_.fetch(now, r->header.payload_bytes);
@@ -150,20 +156,11 @@ void GmNic::pump() {
             control_.pop_front();
             continue;
         }
-        GmRecord* next = nullptr;
-        Rank dst = 0;
-        for (std::size_t k = 0; k < conns_.size() && next == nullptr; ++k) {
-            const std::size_t at = (send_turn_ + k) % conns_.size();
-            GmOut& out = *out_.find(conns_[at]);
-            GmRecord* r = record(out, out.next_tx);
-            if (r != nullptr && r->state == GmRecord::ready) {
-                next = r;
-                dst = conns_[at];
-                send_turn_ = (at + 1) % conns_.size();
-            }
-        }
-        if (next == nullptr) return;
-        GmOut& out = *out_.find(dst);
+        const std::optional<Turn> turn = next_in_turn(send_turn_, &GmOut::next_tx, GmRecord::ready);
+        if (!turn) return;
+        const Rank dst = turn->peer;
+        GmOut& out = *turn->out;
+        GmRecord* next = turn->record;
         GmTag tag;
         tag.kind = GmTag::data;
         tag.seq = next->seq;
@@ -225,14 +222,19 @@ void GmNic::timer(Rank dst, Time now) {
     pump();
 }
 
+const char* packet_label(const PacketHeader& header, GmTag tag, const char* other) {
+    return tag.kind == GmTag::ack              ? "ack"
+           : tag.kind == GmTag::nack           ? "nack"
+           : header.kind == PacketKind::credit ? "credit"
+                                               : other;
+}
+
 void GmNic::arrival(Rank src, const PacketHeader& header, GmTag tag, Time now) {
     if (tag.kind == GmTag::data && rx_busy_ >= model_.gm_recv_buffers) {
         ++stats_.dropped_full;  // nowhere to put it: the NIC never sees it
         return;
     }
-    const Time taken = node_.take_in(now, tag.kind == GmTag::ack    ? "ack"
-                                          : tag.kind == GmTag::nack ? "nack"
-                                                                    : "receive");
+    const Time taken = node_.take_in(now, packet_label(header, tag, "receive"));
     if (tag.kind == GmTag::ack || tag.kind == GmTag::nack) {
         GmOut* out = out_.find(src);
         if (out == nullptr) {

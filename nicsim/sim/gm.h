@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ struct GmTag {
     std::uint16_t epoch = 0;  // data: the sender's go-backs so far; nack: the dropped packet's
     std::uint32_t seq = 0;    // data: its number; ack: the next one expected; nack: the one missing
 };
+
+// What a trace calls a packet: GM's ACKs and NACKs and LFC's credits by their kind, any other
+// `other` (what the track does with it: "send", "packet", "receive").
+const char* packet_label(const PacketHeader& header, GmTag tag, const char* other);
 
 // The times GmNic asks its node to call it back at.
 enum class GmEvent : std::uint32_t {
@@ -150,6 +155,15 @@ private:
     };
 
     GmRecord* record(GmOut& out, std::uint32_t seq);
+    // The connections in turn from `turn`: the first whose record at its `next` counter is in
+    // `state`, and `turn` moved past it; none when no connection has one.
+    struct Turn {
+        Rank peer;
+        GmOut* out;
+        GmRecord* record;
+    };
+    std::optional<Turn> next_in_turn(std::size_t& turn, std::uint32_t GmOut::*next,
+                                     GmRecord::State state);
     void dma(Time now);
     void dma_done(Time now);
     void dma_at(Time at);
