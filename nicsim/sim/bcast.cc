@@ -123,7 +123,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
                             static_cast<std::int64_t>(packets) * spec.messages);
     }
     result.tree = shape->takes_k ? "kbinomial:" + std::to_string(k) : std::string(shape->name);
-    const plan::Tree tree = plan::relabel(shape->build(n, k), order);
+    const plan::Tree tree = plan::lay_along(shape->build(n, k), order);
     result.depth = plan::depth(tree);
 
     Simulator sim;
