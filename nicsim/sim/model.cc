@@ -260,6 +260,15 @@ bool set_model_param(Model& model, std::string_view name, std::string_view value
         param->field);
 }
 
+bool set_model_param(Model& model, std::string_view assignment, std::string* why) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string_view::npos) {
+        *why = std::string(assignment) + ": expected NAME=VALUE";
+        return false;
+    }
+    return set_model_param(model, assignment.substr(0, eq), assignment.substr(eq + 1), why);
+}
+
 bool check_model(const Model& model, std::string* why) {
     if (model.low_water >= model.credits) {
         *why = "low_water " + std::to_string(model.low_water) + " must be below credits " +
@@ -291,15 +300,6 @@ const Preset* find_preset(std::string_view name) {
         if (p.name == name) return &p;
     }
     return nullptr;
-}
-
-bool set_model_param(Model& model, std::string_view assignment, std::string* why) {
-    const auto eq = assignment.find('=');
-    if (eq == std::string_view::npos) {
-        *why = std::string(assignment) + ": expected NAME=VALUE";
-        return false;
-    }
-    return set_model_param(model, assignment.substr(0, eq), assignment.substr(eq + 1), why);
 }
 
 Model default_model() {
