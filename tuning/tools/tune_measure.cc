@@ -364,21 +364,19 @@ int cmd_calibrate(const Args& args) {
                      static_cast<unsigned long long>(one_way->rbegin()->first));
         return 1;
     }
-    // Per-packet overhead: 1 MiB in 1 KiB packets against one packet, on 2 ranks.
-    auto small = run_bench(
-        b, 2, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
-        "1048576", std::max(1, it / 4), &why);
-    if (!small) {
-        std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
-        return 1;
-    }
-    // Forwarding: the same on a chain of 3, whose middle rank receives and passes on every packet
-    // as it arrives; what the third rank adds per packet is the forwarding overhead (on a machine
-    // with fewer cores than 3 ranks it includes the oversubscription).
-    auto chain3 = run_bench(
-        b, 3, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024", "bcast",
-        "1048576", std::max(1, it / 4), &why);
-    if (!chain3) {
+    // A 1 MiB broadcast in 1 KiB packets down a chain of `ranks`.
+    const auto chain_of = [&](int ranks) {
+        return run_bench(
+            b, ranks, "--mca coll_nicoll_bcast_algorithm chain --mca coll_nicoll_packet_size 1024",
+            "bcast", "1048576", std::max(1, it / 4), &why);
+    };
+    // Per-packet overhead: 1 MiB in 1 KiB packets against one packet, on 2 ranks. Forwarding: the
+    // same on a chain of 3, whose middle rank receives and passes on every packet as it arrives;
+    // what the third rank adds per packet is the forwarding overhead (on a machine with fewer
+    // cores than 3 ranks it includes the oversubscription).
+    auto small = chain_of(2);
+    auto chain3 = small ? chain_of(3) : small;
+    if (!small || !chain3) {
         std::fprintf(stderr, "nicoll-tune calibrate: %s\n", why.c_str());
         return 1;
     }
