@@ -71,17 +71,14 @@ struct Entry {
 };
 
 // The allgather algorithms the agent runs: the table's NIC-based ones (the host-based baselines
-// run only in the simulator).
-const std::vector<const nicsim::plan::AllgatherAlgorithm*>& nic_allgathers() {
-    static const auto table = [] {
-        std::vector<const nicsim::plan::AllgatherAlgorithm*> out;
-        for (const auto& a : nicsim::plan::allgather_algorithms()) {
-            if (!a.on_host) out.push_back(&a);
-        }
-        return out;
-    }();
-    return table;
-}
+// run only in the simulator). Made when the library loads: every allgather call reads it.
+const std::vector<const nicsim::plan::AllgatherAlgorithm*> nic_allgathers = [] {
+    std::vector<const nicsim::plan::AllgatherAlgorithm*> out;
+    for (const auto& a : nicsim::plan::allgather_algorithms()) {
+        if (!a.on_host) out.push_back(&a);
+    }
+    return out;
+}();
 
 std::optional<Entry> entry(nicsim_collective_t coll, int algorithm) {
     if (algorithm < 0 || algorithm >= nicsim_algorithm_count(coll)) return std::nullopt;
@@ -95,7 +92,7 @@ std::optional<Entry> entry(nicsim_collective_t coll, int algorithm) {
             return Entry{shape.name, shape.description};
         }
         case NICSIM_COLL_ALLGATHER: {
-            const auto* a = nic_allgathers()[algorithm];
+            const auto* a = nic_allgathers[algorithm];
             return Entry{a->name, a->description};
         }
     }
@@ -142,7 +139,7 @@ int nicsim_algorithm_count(nicsim_collective_t coll) {
     switch (coll) {
         case NICSIM_COLL_BARRIER: return static_cast<int>(nicsim::plan::barrier_algorithms().size());
         case NICSIM_COLL_BCAST: return static_cast<int>(nicsim::plan::tree_shapes().size());
-        case NICSIM_COLL_ALLGATHER: return static_cast<int>(nic_allgathers().size());
+        case NICSIM_COLL_ALLGATHER: return static_cast<int>(nic_allgathers.size());
     }
     return 0;
 }
@@ -286,7 +283,7 @@ nicsim_status_t nicsim_allgather_post(nicsim_group_t* group, int algorithm, void
     }
     const std::size_t bytes = block_bytes * static_cast<std::size_t>(group->agent.size());
     return post_request(group, request, [&](nicsim::Seq* seq) {
-        return group->agent.post_allgather(*nic_allgathers()[algorithm], block_bytes,
+        return group->agent.post_allgather(*nic_allgathers[algorithm], block_bytes,
                                            static_cast<std::uint32_t>(packet_bytes),
                                            {static_cast<std::byte*>(result), bytes}, seq,
                                            {static_cast<const std::byte*>(own),

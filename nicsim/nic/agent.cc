@@ -13,7 +13,8 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
       size_(size),
       order_(std::move(config.order)),
       tx_(fabric, size, config.credits, config.stable_payloads),
-      channels_(config.channels) {
+      channels_(config.channels),
+      idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
     if (order_.empty()) {
         order_.resize(size);
         std::iota(order_.begin(), order_.end(), 0);
@@ -76,9 +77,15 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
     }
     const auto* steps = allgather_schedules_.get(algorithm, rank_, size_);
     if (steps == nullptr) return Status::invalid;
-    return start(make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
-                                      block_bytes, mtu, result, tx_, stats_, own),
-                 seq);
+    if (idle_allgather_ && idle_allgather_->reuse(next_seq_, algorithm.combines, *steps,
+                                                  block_bytes, mtu, result, own)) {
+        AllgatherOp* op = idle_allgather_.release();
+        return start(OpPtr(op, idle_allgather_.get_deleter()), seq, op);
+    }
+    auto op = make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
+                                   block_bytes, mtu, result, tx_, stats_, own);
+    auto* allgather = static_cast<AllgatherOp*>(op.get());
+    return start(std::move(op), seq, allgather);
 }
 
 Agent::Slot* Agent::find(Seq seq) {
@@ -88,11 +95,16 @@ Agent::Slot* Agent::find(Seq seq) {
 }
 
 void Agent::forget(Seq seq) {
-    ops_[seq - ops_first_].reset();
+    std::optional<Slot>& slot = ops_[seq - ops_first_];
+    if (slot->allgather != nullptr) {
+        idle_allgather_.reset(slot->allgather);  // ends the one kept before
+        slot->op.release();
+    }
+    slot.reset();
     --live_;
 }
 
-Status Agent::start(OpPtr op, Seq* seq) {
+Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
     while (!ops_.empty() && !ops_.front()) {
         ops_.pop_front();
         ++ops_first_;
@@ -106,6 +118,7 @@ Status Agent::start(OpPtr op, Seq* seq) {
     *seq = s;
     slot.seq = s;
     slot.op = std::move(op);
+    slot.allgather = allgather;
     settle(s, slot, slot.op->start());
     if (const auto early = early_.empty() ? early_.end() : early_.find(s); early != early_.end()) {
         // The host copies the early payloads out of the channel.

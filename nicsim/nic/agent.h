@@ -152,6 +152,7 @@ private:
     struct Slot {
         Seq seq;
         OpPtr op;
+        AllgatherOp* allgather = nullptr;  // op, when it is an allgather
         Status status = Status::in_progress;
         bool released = false;
     };
@@ -161,7 +162,7 @@ private:
         Channels::Slice payload;
     };
 
-    Status start(OpPtr op, Seq* seq);
+    Status start(OpPtr op, Seq* seq, AllgatherOp* allgather = nullptr);
     Slot* find(Seq seq);
     const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
     void forget(Seq seq);
@@ -180,6 +181,9 @@ private:
     CollectiveStats stats_;
     Seq next_seq_ = 0;
     Spares spares_;  // before ops_: the ops go back into it
+    // The last allgather forgotten, kept to become the next one of the same schedule and sizes
+    // (AllgatherOp::reuse): a job repeats its calls.
+    std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
     // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is
     // a window from the oldest one still held (ops_first_); forgotten ones leave a hole until
     // everything before them is gone too.

@@ -54,7 +54,7 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
       rank_(rank),
       size_(size),
       combines_(combines),
-      schedule_(schedule),
+      schedule_(&schedule),
       block_bytes_(block_bytes),
       mtu_(mtu),
       result_(result),
@@ -66,6 +66,24 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
         arrived_.emplace_back(step.recvs.empty() ? 0 : packets_in(step.recvs.front().blocks));
     }
     if (!combines_) asked_.assign(arrived_.begin(), arrived_.end());
+}
+
+bool AllgatherOp::reuse(Seq seq, bool combines, const plan::AllgatherSchedule& schedule,
+                        std::uint64_t block_bytes, std::uint32_t mtu, std::span<std::byte> result,
+                        std::span<const std::byte> own) {
+    if (combines != combines_ || &schedule != schedule_ || block_bytes != block_bytes_ ||
+        mtu != mtu_ || result.size() != result_.size()) {
+        return false;
+    }
+    seq_ = seq;
+    result_ = result;
+    own_ = result.empty() ? std::span<const std::byte>{} : own;
+    for (Arrivals& arrived : arrived_) arrived.clear();
+    for (Arrivals& asked : asked_) asked.clear();
+    step_ = 0;
+    step_sent_ = false;
+    gathered_.clear();
+    return true;
 }
 
 Status AllgatherOp::start() {
@@ -87,7 +105,7 @@ Status AllgatherOp::on_packet(Rank src, const PacketHeader& header,
             return on_data(src, header, payload);
         case PacketKind::nack: {
             const std::size_t step = step_of(header);
-            if (header.payload_bytes != 0 || step >= schedule_.size()) return Status::protocol;
+            if (header.payload_bytes != 0 || step >= schedule_->size()) return Status::protocol;
             return combines_ ? resend_step(src, step, index_of(header), header.origin)
                              : resend_hop(src, step, index_of(header), header.origin);
         }
@@ -129,8 +147,8 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
 }
 
 Status AllgatherOp::on_timeout() {
-    if (combines_) return step_ < schedule_.size() ? ask_overdue(step_) : status();
-    for (std::size_t step = step_; step < schedule_.size(); ++step) {
+    if (combines_) return step_ < schedule_->size() ? ask_overdue(step_) : status();
+    for (std::size_t step = step_; step < schedule_->size(); ++step) {
         const Arrivals& arrived = arrived_[step];
         asked_[step] = Arrivals(arrived.expected());  // a new round of asking
         for (std::size_t slot = arrived.next_missing(0); slot < arrived.expected();
@@ -165,7 +183,7 @@ Status AllgatherOp::ask_overdue(std::size_t step) {
 }
 
 Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin) {
-    const auto& sends = schedule_[step].sends;
+    const auto& sends = (*schedule_)[step].sends;
     const auto to = std::find_if(sends.begin(), sends.end(),
                                  [src](const plan::Transfer& t) { return t.peer == src; });
     if (origin != rank_ || to == sends.end() || index >= packets_in(to->blocks)) {
@@ -211,9 +229,9 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
 }
 
 Status AllgatherOp::advance() {
-    while (step_ < schedule_.size()) {
+    while (step_ < schedule_->size()) {
         if (combines_ && !step_sent_) {
-            for (const plan::Transfer& transfer : schedule_[step_].sends) {
+            for (const plan::Transfer& transfer : (*schedule_)[step_].sends) {
                 const std::uint64_t packets = packets_in(transfer.blocks);
                 for (std::uint32_t i = 0; i < packets; ++i) {
                     const Status s =
@@ -234,8 +252,8 @@ Status AllgatherOp::advance() {
 std::optional<std::size_t> AllgatherOp::slot_of(Rank src, const PacketHeader& header) const {
     const std::size_t step = step_of(header);
     const std::uint32_t index = index_of(header);
-    if (step >= schedule_.size() || schedule_[step].recvs.empty() ||
-        schedule_[step].recvs.front().peer != src) {
+    if (step >= schedule_->size() || (*schedule_)[step].recvs.empty() ||
+        (*schedule_)[step].recvs.front().peer != src) {
         return std::nullopt;
     }
     if (!combines_) return hop_slot(step, header.origin, index);
@@ -245,7 +263,7 @@ std::optional<std::size_t> AllgatherOp::slot_of(Rank src, const PacketHeader& he
 
 std::optional<std::size_t> AllgatherOp::hop_slot(std::size_t step, Rank origin,
                                                  std::uint32_t index) const {
-    const auto& recvs = schedule_[step].recvs;
+    const auto& recvs = (*schedule_)[step].recvs;
     if (recvs.empty() || index >= per_block_) return std::nullopt;
     const auto pos = position(recvs.front().blocks, origin);
     if (!pos) return std::nullopt;
@@ -253,7 +271,7 @@ std::optional<std::size_t> AllgatherOp::hop_slot(std::size_t step, Rank origin,
 }
 
 std::optional<std::size_t> AllgatherOp::step_receiving(Rank origin) const {
-    for (std::size_t step = 0; step < schedule_.size(); ++step) {
+    for (std::size_t step = 0; step < schedule_->size(); ++step) {
         if (hop_slot(step, origin, 0)) return step;
     }
     return std::nullopt;
@@ -270,7 +288,7 @@ PacketHeader AllgatherOp::header(PacketKind kind, std::size_t step, std::uint32_
 }
 
 Status AllgatherOp::ask(std::size_t step, std::size_t slot) {
-    const plan::Transfer& recv = schedule_[step].recvs.front();
+    const plan::Transfer& recv = (*schedule_)[step].recvs.front();
     const auto index = static_cast<std::uint32_t>(combines_ ? slot : slot % per_block_);
     const Rank origin = combines_ ? recv.peer : origin_at(recv.blocks, slot / per_block_);
     if (!combines_) asked_[step].record(slot);
@@ -292,7 +310,7 @@ plan::Packet AllgatherOp::block_packet(Rank origin, std::uint32_t index) const {
 }
 
 plan::Packet AllgatherOp::expected(std::size_t step, std::size_t slot) const {
-    const auto& blocks = schedule_[step].recvs.front().blocks;
+    const auto& blocks = (*schedule_)[step].recvs.front().blocks;
     if (combines_) return packet_at(blocks, slot);
     return block_packet(origin_at(blocks, slot / per_block_),
                         static_cast<std::uint32_t>(slot % per_block_));

@@ -91,6 +91,14 @@ public:
                 std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
                 CollectiveStats& stats, std::span<const std::byte> own = {});
 
+    // Makes this op, complete and forgotten by its agent, the collective `seq` with the
+    // constructor's other arguments: what the constructor worked out from the schedule and the
+    // sizes stays (a job repeats its calls). False, and the op unchanged, when the schedule, the
+    // algorithm or a size differs.
+    bool reuse(Seq seq, bool combines, const plan::AllgatherSchedule& schedule,
+               std::uint64_t block_bytes, std::uint32_t mtu, std::span<std::byte> result,
+               std::span<const std::byte> own = {});
+
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
                      std::span<const std::byte> payload) override;
@@ -104,7 +112,7 @@ private:
     Status resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status advance();
-    Status status() const { return step_ == schedule_.size() ? Status::ok : Status::in_progress; }
+    Status status() const { return step_ == schedule_->size() ? Status::ok : Status::in_progress; }
 
     // The bit in arrived_[step] of the data packet `header` names, if `src` sends it.
     std::optional<std::size_t> slot_of(Rank src, const PacketHeader& header) const;
@@ -139,7 +147,7 @@ private:
     Rank rank_;
     Rank size_;
     bool combines_;
-    const plan::AllgatherSchedule& schedule_;
+    const plan::AllgatherSchedule* schedule_;
     std::uint64_t block_bytes_;
     std::uint32_t mtu_;
     std::span<std::byte> result_;

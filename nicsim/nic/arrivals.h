@@ -23,6 +23,12 @@ public:
         words_.resize((expected + kWordBits - 1) / kWordBits);
     }
 
+    // Back to none arrived.
+    void clear() {
+        std::fill(words_.begin(), words_.end(), 0);
+        count_ = 0;
+    }
+
     // Records the arrival of packet i < expected(): true when it is new, false for a duplicate.
     bool record(std::size_t i) {
         const std::uint32_t bit = std::uint32_t{1} << (i % kWordBits);

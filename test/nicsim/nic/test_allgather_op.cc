@@ -753,6 +753,49 @@ TEST(AllgatherOp, AGroupOfOneIsCompleteAtOnce) {
     }
 }
 
+TEST(AllgatherOp, ARepeatedCallReusesTheOpAndAnotherShapeMakesItsOwn) {
+    // Rank 1 of 2: one packet each way per call. The op a call leaves behind is offered to the
+    // next one; these calls change algorithm, block size and whether bytes travel in between, so
+    // reusing an op that does not fit would show as a wrong header, payload or result.
+    struct Call {
+        const char* algorithm;
+        std::uint64_t block;
+        bool data;
+    };
+    const std::array<Call, 9> calls{{{"rd", 4, true}, {"rd", 4, true}, {"rd", 8, true},
+                                     {"ab", 8, true}, {"ab", 8, true}, {"ab", 8, false},
+                                     {"ab", 4, false}, {"ab", 8, true}, {"rd", 4, true}}};
+    Recorder fabric;
+    Agent agent(1, 2, fabric);
+    for (Seq k = 0; k < calls.size(); ++k) {
+        const Call& c = calls[k];
+        SCOPED_TRACE(testing::Message() << "call " << k);
+        const auto block_of = [&](Rank origin) {
+            std::vector<std::byte> bytes(c.data ? c.block : 0);
+            for (std::uint64_t i = 0; i < bytes.size(); ++i) bytes[i] = reference(k, origin, i);
+            return bytes;
+        };
+        std::vector<std::byte> result(c.data ? 2 * c.block : 0, std::byte{0xee});
+        std::ranges::copy(block_of(1), result.begin() + static_cast<std::ptrdiff_t>(c.block));
+        Seq seq;
+        ASSERT_EQ(agent.post_allgather(algorithm(c.algorithm), c.block, 64, result, &seq),
+                  Status::ok);
+        ASSERT_EQ(seq, k);
+        ASSERT_EQ(fabric.sent.size(), k + 1);
+        const auto header = [&](Rank origin) {
+            return data_header(k, 0, 0, origin, static_cast<std::uint32_t>(c.block));
+        };
+        EXPECT_EQ(fabric.sent.back().header, header(1));
+        EXPECT_EQ(fabric.sent.back().payload, block_of(1));
+        EXPECT_EQ(agent.deliver(0, header(0), block_of(0)), Status::ok);
+        EXPECT_EQ(agent.test(seq), Status::ok);
+        std::vector<std::byte> gathered = block_of(0);
+        std::ranges::copy(block_of(1), std::back_inserter(gathered));
+        EXPECT_EQ(result, gathered);
+        agent.release(seq);
+    }
+}
+
 TEST(Agent, PostAllgatherRejectsWhatItCannotRun) {
     Recorder fabric;
     Agent agent(0, 4, fabric);
