@@ -119,7 +119,7 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
     const auto slot = slot_of(src, header);
     if (!slot) return Status::protocol;
     const std::size_t step = step_of(header);
-    const plan::Packet layout = expected(step, *slot);
+    const Layout layout = expected(step, *slot);
     const std::uint64_t bytes = layout.payload();
     if (header.payload_bytes != bytes || payload.size() != (result_.empty() ? 0 : bytes)) {
         return Status::protocol;
@@ -141,9 +141,12 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
     if (result_.empty() || header.kind != PacketKind::allgather) return {};
     const auto slot = slot_of(src, header);
     if (!slot || arrived_[step_of(header)].has(*slot)) return {};
-    const plan::Packet layout = expected(step_of(header), *slot);
-    if (layout.pieces.size() != 1 || layout.payload() != header.payload_bytes) return {};
-    return result_.subspan(layout.pieces.front().offset, layout.pieces.front().length);
+    const Layout layout = expected(step_of(header), *slot);
+    if (layout.payload() != header.payload_bytes) return {};
+    if (!layout.pieces) return result_.subspan(layout.run.offset, layout.run.length);
+    const auto& pieces = layout.pieces->pieces;
+    if (pieces.size() != 1) return {};
+    return result_.subspan(pieces.front().offset, pieces.front().length);
 }
 
 Status AllgatherOp::on_timeout() {
@@ -300,28 +303,36 @@ std::uint64_t AllgatherOp::packets_in(std::span<const plan::BlockRange> blocks) 
     return static_cast<std::uint64_t>(plan::block_count(blocks)) * per_block_;
 }
 
-plan::Packet AllgatherOp::packet_at(std::span<const plan::BlockRange> blocks,
-                                    std::uint64_t index) const {
-    return plan::packet_at(blocks, block_bytes_, mtu_, index);
+AllgatherOp::Layout AllgatherOp::packet_at(std::span<const plan::BlockRange> blocks,
+                                           std::uint64_t index) const {
+    if (blocks.size() != 1) return {{}, plan::packet_at(blocks, block_bytes_, mtu_, index)};
+    // Bytes [index * mtu, (index + 1) * mtu) of the range's, as plan::packet_at() cuts them.
+    const std::uint64_t skip = index * mtu_;
+    const std::uint64_t bytes = static_cast<std::uint64_t>(blocks[0].count) * block_bytes_;
+    return {{static_cast<std::uint64_t>(blocks[0].first) * block_bytes_ + skip,
+             std::min<std::uint64_t>(bytes - skip, mtu_)},
+            std::nullopt};
 }
 
-plan::Packet AllgatherOp::block_packet(Rank origin, std::uint32_t index) const {
+AllgatherOp::Layout AllgatherOp::block_packet(Rank origin, std::uint32_t index) const {
     return packet_at(std::array{plan::BlockRange{origin, 1}}, index);
 }
 
-plan::Packet AllgatherOp::expected(std::size_t step, std::size_t slot) const {
+AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) const {
     const auto& blocks = (*schedule_)[step].recvs.front().blocks;
     if (combines_) return packet_at(blocks, slot);
     return block_packet(origin_at(blocks, slot / per_block_),
                         static_cast<std::uint32_t>(slot % per_block_));
 }
 
-Status AllgatherOp::send(Rank dst, PacketHeader header, const plan::Packet& layout) {
+Status AllgatherOp::send(Rank dst, PacketHeader header, const Layout& layout) {
     header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
-    if (result_.empty() || layout.pieces.empty()) return tx_.send(dst, header);
-    if (layout.pieces.size() == 1) return tx_.send(dst, header, bytes_of(layout.pieces.front()));
+    if (result_.empty() || header.payload_bytes == 0) return tx_.send(dst, header);
+    if (!layout.pieces) return tx_.send(dst, header, bytes_of(layout.run));
+    const auto& pieces = layout.pieces->pieces;
+    if (pieces.size() == 1) return tx_.send(dst, header, bytes_of(pieces.front()));
     std::vector<std::byte>& gathered = gathered_.emplace_back();
-    for (const plan::ByteRange& piece : layout.pieces) {
+    for (const plan::ByteRange& piece : pieces) {
         const auto bytes = bytes_of(piece);
         gathered.insert(gathered.end(), bytes.begin(), bytes.end());
     }
@@ -348,7 +359,7 @@ void AllgatherOp::place_own() {
 }
 
 Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,
-                              const plan::Packet& layout) {
+                              const Layout& layout) {
     for (; hop; hop = plan::ab_next_hop(hop->flag, rank_, size_)) {
         const Status s = send(
             hop->to, header(PacketKind::allgather, hop->flag.j, index, hop->flag.origin), layout);
@@ -357,9 +368,12 @@ Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,
     return Status::ok;
 }
 
-void AllgatherOp::place(const plan::Packet& layout, std::span<const std::byte> payload) {
+void AllgatherOp::place(const Layout& layout, std::span<const std::byte> payload) {
     if (result_.empty()) return;
-    for (const plan::ByteRange& piece : layout.pieces) {
+    const std::span<const plan::ByteRange> pieces =
+        layout.pieces ? std::span<const plan::ByteRange>(layout.pieces->pieces)
+                      : std::span<const plan::ByteRange>(&layout.run, 1);
+    for (const plan::ByteRange& piece : pieces) {
         // A payload the fabric received in place (placement()) is already there.
         if (payload.data() != result_.data() + piece.offset) {
             std::copy_n(payload.begin(), piece.length, result_.begin() + piece.offset);

@@ -125,23 +125,32 @@ private:
     // Sends the NACK for the packet of bit `slot` of arrived_[step] to the peer that sends it.
     Status ask(std::size_t step, std::size_t slot);
 
+    // Where a packet's bytes lie in the gathered buffer: in one run (every hopping packet, and
+    // every combined one of a transfer of one range: most packets, found by arithmetic), or in
+    // the pieces plan::packet_at() finds.
+    struct Layout {
+        plan::ByteRange run;                 // unless there are pieces
+        std::optional<plan::Packet> pieces;  // a combined packet of a transfer of several ranges
+        std::uint64_t payload() const { return pieces ? pieces->payload() : run.length; }
+    };
+
     // Packets of a transfer of `blocks`: pack()ed together when combining, block by block when
     // not; and the one at `index` (combining) or packet `index` of origin's block (hopping).
     std::uint64_t packets_in(std::span<const plan::BlockRange> blocks) const;
-    plan::Packet packet_at(std::span<const plan::BlockRange> blocks, std::uint64_t index) const;
-    plan::Packet block_packet(Rank origin, std::uint32_t index) const;
+    Layout packet_at(std::span<const plan::BlockRange> blocks, std::uint64_t index) const;
+    Layout block_packet(Rank origin, std::uint32_t index) const;
     // The packet of bit `slot` of arrived_[step].
-    plan::Packet expected(std::size_t step, std::size_t slot) const;
+    Layout expected(std::size_t step, std::size_t slot) const;
 
-    Status send(Rank dst, PacketHeader header, const plan::Packet& layout);
+    Status send(Rank dst, PacketHeader header, const Layout& layout);
     // The bytes of `piece` of the gathered buffer: from own_ while this rank's block is not yet
     // in result_ (a piece that only partly covers it copies it there first).
     std::span<const std::byte> bytes_of(plan::ByteRange piece);
     // Copies own_ into its place in result_, once.
     void place_own();
     // Sends a hopping packet along `hop` and every hop after it.
-    Status send_hops(std::optional<plan::Hop> hop, std::uint32_t index, const plan::Packet& layout);
-    void place(const plan::Packet& layout, std::span<const std::byte> payload);
+    Status send_hops(std::optional<plan::Hop> hop, std::uint32_t index, const Layout& layout);
+    void place(const Layout& layout, std::span<const std::byte> payload);
 
     Seq seq_;
     Rank rank_;
