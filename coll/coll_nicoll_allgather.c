@@ -18,8 +18,9 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
 
     nicoll_decision_t d;
     nicoll_decide(m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, block, &d);
-    /* Beyond the engine's packet numbering: every rank sees the same sizes, so all fall back. */
-    if (total / d.packet_size >= NICOLL_ALLGATHER_MAX_PACKETS) {
+    /* Beyond the engine's packet numbering: every rank sees the same sizes, so all fall back.
+     * (total / packet_size >= MAX, divided by the constant: a shift.) */
+    if (total / NICOLL_ALLGATHER_MAX_PACKETS >= d.packet_size) {
         ++mca_coll_nicoll_component.stats.coll[NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER]
               .fallbacks;
         return NULL == request

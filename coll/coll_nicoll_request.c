@@ -206,9 +206,10 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
          * progress, so it runs every round. */
         const unsigned every = NULL != t->shm ? NICOLL_POLLS_PER_PROGRESS : 1;
         nicsim_status_t s;
-        for (unsigned round = 1; NICSIM_IN_PROGRESS == (s = test(req)); ++round) {
-            if (0 == round % every) {
+        for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
+            if (0 == --left) {
                 opal_progress();
+                left = every;
             }
         }
         s = finish(req, s, true);

@@ -70,8 +70,11 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
                              std::uint32_t mtu, std::span<std::byte> result, Seq* seq,
                              std::span<const std::byte> own) {
     // size * block_bytes <= mtu * kAllgatherMaxPackets bounds every transfer's packets.
-    if (algorithm.on_host || mtu == 0 || block_bytes > mtu * kAllgatherMaxPackets / size_ ||
-        (!result.empty() && result.size() != block_bytes * static_cast<std::uint64_t>(size_)) ||
+    std::uint64_t total;
+    if (algorithm.on_host || mtu == 0 ||
+        __builtin_mul_overflow(block_bytes, static_cast<std::uint64_t>(size_), &total) ||
+        total > mtu * kAllgatherMaxPackets ||
+        (!result.empty() && result.size() != total) ||
         (!own.empty() && own.size() != block_bytes)) {
         return Status::invalid;
     }
