@@ -66,7 +66,6 @@ struct nicoll_shm {
     unsigned char *base;
     size_t bytes;
     int rank, size, slots;
-    bool slots_pow2;       /* slots is a power of two (the default, 8): a slot's place is a mask */
     size_t slot_bytes, ring_bytes, inline_bytes;
     pid_t *pids;           /* [size] each rank's process, for process_vm_readv */
     uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
@@ -88,10 +87,8 @@ static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
 
 static nicoll_shm_slot_t *slot(const nicoll_shm_t *s, nicoll_shm_ring_t *r, uint64_t index)
 {
-    /* No division on the path of every send and poll when the ring allows a mask. */
-    const uint64_t at = s->slots_pow2 ? index & (uint64_t) (s->slots - 1)
-                                      : index % (uint64_t) s->slots;
-    return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) + (size_t) at * s->slot_bytes);
+    return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
+                                  (size_t) (index % (uint64_t) s->slots) * s->slot_bytes);
 }
 
 /* What every rank tells the others at set-up. */
@@ -175,7 +172,6 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->rank = rank;
         s->size = size;
         s->slots = t->credits;
-        s->slots_pow2 = 0 == (s->slots & (s->slots - 1));
         const size_t rings = (size_t) size * size;
         const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
         const size_t fit = per_ring <= sizeof(nicoll_shm_ring_t)

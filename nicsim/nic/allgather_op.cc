@@ -142,11 +142,9 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
     const auto slot = slot_of(src, header);
     if (!slot || arrived_[step_of(header)].has(*slot)) return {};
     const Layout layout = expected(step_of(header), *slot);
-    if (layout.payload() != header.payload_bytes) return {};
-    if (!layout.pieces) return result_.subspan(layout.run.offset, layout.run.length);
-    const auto& pieces = layout.pieces->pieces;
-    if (pieces.size() != 1) return {};
-    return result_.subspan(pieces.front().offset, pieces.front().length);
+    const auto run = layout.one_run();
+    if (!run || run->length != header.payload_bytes) return {};
+    return result_.subspan(run->offset, run->length);
 }
 
 Status AllgatherOp::on_timeout() {
@@ -328,11 +326,9 @@ AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) co
 Status AllgatherOp::send(Rank dst, PacketHeader header, const Layout& layout) {
     header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
     if (result_.empty() || header.payload_bytes == 0) return tx_.send(dst, header);
-    if (!layout.pieces) return tx_.send(dst, header, bytes_of(layout.run));
-    const auto& pieces = layout.pieces->pieces;
-    if (pieces.size() == 1) return tx_.send(dst, header, bytes_of(pieces.front()));
+    if (const auto run = layout.one_run()) return tx_.send(dst, header, bytes_of(*run));
     std::vector<std::byte>& gathered = gathered_.emplace_back();
-    for (const plan::ByteRange& piece : pieces) {
+    for (const plan::ByteRange& piece : layout.pieces->pieces) {
         const auto bytes = bytes_of(piece);
         gathered.insert(gathered.end(), bytes.begin(), bytes.end());
     }

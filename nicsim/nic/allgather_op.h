@@ -132,6 +132,12 @@ private:
         plan::ByteRange run;                 // unless there are pieces
         std::optional<plan::Packet> pieces;  // a combined packet of a transfer of several ranges
         std::uint64_t payload() const { return pieces ? pieces->payload() : run.length; }
+        // The bytes when they are one run, pieces or not.
+        std::optional<plan::ByteRange> one_run() const {
+            if (!pieces) return run;
+            if (pieces->pieces.size() == 1) return pieces->pieces.front();
+            return std::nullopt;
+        }
     };
 
     // Packets of a transfer of `blocks`: pack()ed together when combining, block by block when
