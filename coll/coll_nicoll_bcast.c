@@ -1,5 +1,5 @@
-/* MPI_Bcast and MPI_Ibcast through the engine: a k-binomial (or binomial, binary, chain) tree,
- * packets forwarded as they arrive. */
+/* MPI_Bcast and MPI_Ibcast through the engine: a k-binomial (or binomial, binary, chain, flat)
+ * tree, packets forwarded as they arrive. */
 #include "coll_nicoll.h"
 
 #include <stdlib.h>

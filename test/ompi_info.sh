@@ -15,7 +15,7 @@ done
 check "barrier_algorithm help names the engine's algorithms" \
     sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "dissemination, recursive_doubling"' _ "$params"
 check "bcast_algorithm help names the engine's tree shapes" \
-    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "binomial, binary, chain, kbinomial"' _ "$params"
+    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "binomial, binary, chain, flat, kbinomial"' _ "$params"
 check "allgather_algorithm help names the engine's NIC-based algorithms only" \
     sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "auto (the tuning table.s rule, else rd while the result fits in one packet, else ab), rd, ab (see"' _ "$params"
 

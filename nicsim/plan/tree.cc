@@ -7,7 +7,7 @@
 namespace nicsim::plan {
 
 std::span<const TreeShape> tree_shapes() {
-    static constexpr std::array<TreeShape, 4> table{{
+    static constexpr std::array<TreeShape, 5> table{{
         {"binomial",
          "node p sends to p + 2^j below its lowest set bit, largest first; ceil(log2 n) steps",
          false, [](Rank n, int) { return binomial_tree(n); }},
@@ -15,6 +15,8 @@ std::span<const TreeShape> tree_shapes() {
          false, [](Rank n, int) { return binary_tree(n); }},
         {"chain", "node p sends to p + 1; n - 1 steps, then one packet per step", false,
          [](Rank n, int) { return chain_tree(n); }},
+        {"flat", "the root sends to every other node; n - 1 steps, every other node a leaf", false,
+         [](Rank n, int) { return flat_tree(n); }},
         {"kbinomial",
          "binomial tree with at most k children per node (seed 002); best k: optimal_k(n, m)", true,
          kbinomial_tree},

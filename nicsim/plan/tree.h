@@ -51,6 +51,7 @@ const TreeShape* find_tree_shape(std::string_view name);
 Tree binomial_tree(Rank n);          // tree_binomial.cc
 Tree binary_tree(Rank n);            // tree_binary.cc
 Tree chain_tree(Rank n);             // tree_chain.cc
+Tree flat_tree(Rank n);              // tree_flat.cc
 Tree kbinomial_tree(Rank n, int k);  // tree_kbinomial.cc, k >= 1
 
 // The tree with these children lists (in sending order), the parents filled in. The builders and
@@ -61,7 +62,7 @@ Tree tree_from_children(Rank root, std::vector<std::vector<Rank>> children);
 Tree relabel(const Tree& tree, std::span<const Rank> order);
 
 // The positions in depth-first pre-order, each node's children in ascending position. The
-// identity for a tree whose subtrees are runs of positions already (binomial, chain,
+// identity for a tree whose subtrees are runs of positions already (binomial, chain, flat,
 // k-binomial), not for the breadth-first binary tree.
 std::vector<Rank> preorder(const Tree& tree);
 

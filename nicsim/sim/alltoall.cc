@@ -22,7 +22,7 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
     if (spec.trees.empty()) {
         shape = plan::find_tree_shape(spec.tree);
         if (shape == nullptr || shape->takes_k) {
-            *why = "--tree " + spec.tree + ": not one of binomial|binary|chain";
+            *why = "--tree " + spec.tree + ": not one of binomial|binary|chain|flat";
             return std::nullopt;
         }
     } else if (spec.trees.size() != static_cast<std::size_t>(n)) {

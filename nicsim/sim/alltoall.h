@@ -24,7 +24,7 @@ namespace nicsim::sim {
 struct AlltoallSpec {
     Model model;
     std::uint64_t bytes = 0;
-    std::string tree = "binomial";  // binomial|binary|chain
+    std::string tree = "binomial";  // binomial|binary|chain|flat
     int messages = 1;               // per node
     // Instead of a named shape: one tree per origin, children by node (property tests).
     std::vector<plan::Tree> trees;

@@ -101,7 +101,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     result.packets = static_cast<std::uint32_t>(packets);
     const plan::TreeShape* shape = plan::find_tree_shape(spec.tree == "optimal" ? "kbinomial" : spec.tree);
     if (shape == nullptr) {
-        *why = "--tree " + spec.tree + ": not one of binomial|binary|chain|kbinomial[:K]|optimal";
+        *why = "--tree " + spec.tree + ": not one of binomial|binary|chain|flat|kbinomial[:K]|optimal";
         return std::nullopt;
     }
     int k = 0;

@@ -34,7 +34,7 @@ constexpr OptionSpec kPresetOpt{"--preset", "P", "model preset (see nicsim prese
 constexpr OptionSpec kNodesOpt{"--nodes", "N", "nodes in the cluster (default: the preset's)"};
 constexpr OptionSpec kSetOpt{"--set", "NAME=VALUE", "set one model parameter (see nicsim params); repeatable", true};
 constexpr OptionSpec kBytesOpt{"--bytes", "B", "message length in bytes (default 0)"};
-constexpr OptionSpec kTreeOpt{"--tree", "T", "binomial|binary|chain|kbinomial[:K]|optimal (default binomial; optimal, or kbinomial without K: Theorem 3's k under the model's costs); on a fattree network hwtree|software|hardware (default hwtree)"};
+constexpr OptionSpec kTreeOpt{"--tree", "T", "binomial|binary|chain|flat|kbinomial[:K]|optimal (default binomial; optimal, or kbinomial without K: Theorem 3's k under the model's costs); on a fattree network hwtree|software|hardware (default hwtree)"};
 constexpr OptionSpec kForwardingOpt{"--forwarding", "F", "fpfs|fcfs|host: NIC forwarding per packet or per child, or host-based (default fpfs)"};
 constexpr OptionSpec kRootOpt{"--root", "R", "the broadcasting node (default 0)"};
 constexpr OptionSpec kJsonOpt{"--json", "", "print one JSON object instead of text"};

@@ -85,7 +85,7 @@ runs='1 auto      auto auto auto               auto  auto auto -
 4 kbinomial 2    ab   dissemination      65536 16   shm  -
 5 chain     auto rd   recursive_doubling 1000  auto auto -
 6 kbinomial auto auto dissemination      4096  1    pml  -
-7 binomial  auto rd   auto               auto  2    auto -
+7 flat      auto rd   auto               auto  1    auto -
 8 kbinomial 3    ab   recursive_doubling 1000  1    shm  -
 8 chain     auto rd   dissemination      4096  1    pml  -
 6 binary    auto ab   recursive_doubling 65536 1    auto -

@@ -54,7 +54,7 @@ mpirun_test -np 4 --mca coll "$components" --mca coll_nicoll_tuning_file "$dir/b
     "$top_builddir/test/mpi/test_coll" --expect-nicoll --sections blocking,nonblocking,barrier \
     --large 100000 --packet-size 65536,4000 >"$log" 2>&1
 status=$?
-want="nicoll: tuning file $dir/broken.json:2:72: \$.bcast[0].algorithm: unknown algorithm \"ring\" for bcast (known: auto, binomial, binary, chain, kbinomial); using the embedded default table"
+want="nicoll: tuning file $dir/broken.json:2:72: \$.bcast[0].algorithm: unknown algorithm \"ring\" for bcast (known: auto, binomial, binary, chain, flat, kbinomial); using the embedded default table"
 one_warning() { [ "$(grep -cF -- "$want" "$log")" -eq 1 ] && [ "$(grep -c 'nicoll: tuning file' "$log")" -eq 1 ]; }
 check "broken file: exactly one warning per job, naming file, line:col, path and reason" one_warning
 checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
@@ -65,7 +65,7 @@ all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$pass
 check "broken file: every test_coll check passes on the embedded default (4 ranks)" all_passed
 
 # 2. A file forcing each algorithm.
-for case in bcast:binomial bcast:binary bcast:chain bcast:kbinomial allgather:rd allgather:ab \
+for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial allgather:rd allgather:ab \
             barrier:dissemination barrier:recursive_doubling ibcast:chain iallgather:ab \
             ibarrier:recursive_doubling; do
     coll=${case%%:*} algorithm=${case#*:}
@@ -162,7 +162,7 @@ measured() {
     "$tune" validate "$dir/measured.json" | grep -q ": valid, " &&
         grep -q '"bcast np 2 4096 B kbinomial k=2 packet=1k": [0-9.]*' "$dir/measured.json" &&
         grep -q '"allgather np 2 4096 B ab packet=1k": [0-9.]*' "$dir/measured.json" &&
-        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 16/16  done in '
+        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 18/18  done in '
 }
-check "generate --measure: 16 runs (2 packet sizes x 7 data candidates + 2 barriers), progress to done, a valid file" measured
+check "generate --measure: 18 runs (2 packet sizes x 8 data candidates + 2 barriers), progress to done, a valid file" measured
 tap_done

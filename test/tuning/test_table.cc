@@ -76,7 +76,7 @@ std::vector<BadCase> bad_cases() {
          bcast(R"({"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "ring"})"),
          {"f.json:1:86: $.bcast[0].algorithm: unknown algorithm \"ring\" for bcast (known: auto, "
           "binomial, binary, "
-          "chain, kbinomial)"}},
+          "chain, flat, kbinomial)"}},
         {"unknown_key",
          bcast(
              R"({"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "chain", "fanout": 3})"),
@@ -215,7 +215,7 @@ std::vector<BadCase> bad_cases() {
          {"f.json:1:13: $.version: unsupported version 3 (this nicoll reads version 1)",
           "f.json:2:72: $.bcast[0].algorithm: unknown algorithm \"x\" for bcast (known: auto, "
           "binomial, binary, chain, "
-          "kbinomial)",
+          "flat, kbinomial)",
           "f.json:3:2: $.gather: unknown collective \"gather\" (known: barrier, bcast, allgather, "
           "ibarrier, ibcast, "
           "iallgather, transport, version, provenance)"}},

@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "plan/tree.h"
 #include "tune.h"
 
 namespace nicoll::tune {
@@ -201,8 +202,11 @@ int cmd_generate_measure(const Args& args) {
             candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", "kbinomial",
                                   static_cast<int>(k), p});
         }
-        for (const char* a : {"binomial", "binary", "chain"})
-            candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm", a, 0, p});
+        for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
+            if (shape.takes_k) continue;
+            candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm",
+                                  std::string(shape.name), 0, p});
+        }
         for (const char* a : {"rd", "ab"})
             candidates.push_back(
                 {tuning::Section::Allgather, "allgather", "allgather_algorithm", a, 0, p});

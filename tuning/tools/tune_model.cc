@@ -9,6 +9,7 @@
 #include "sim/bcast.h"
 #include "sim/collective.h"
 #include "sim/model.h"
+#include "plan/tree.h"
 #include "tune.h"
 
 namespace nicoll::tune {
@@ -120,11 +121,15 @@ int cmd_generate_model(const Args& args) {
         for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
              pos = comma + 1) {
             const std::string a = list.substr(pos, comma - pos);
-            if (a != "kbinomial" && a != "binomial" && a != "binary" && a != "chain" && a != "rd" &&
-                a != "ab" && a != "dissemination" && a != "recursive_doubling") {
-                return usage_error("generate", "--algorithms: \"" + a +
-                                                   "\" (kbinomial, binomial, binary, chain, rd, "
-                                                   "ab, dissemination, recursive_doubling)");
+            std::vector<std::string> known;
+            for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
+                known.emplace_back(shape.name);
+            }
+            known.insert(known.end(), {"rd", "ab", "dissemination", "recursive_doubling"});
+            if (std::find(known.begin(), known.end(), a) == known.end()) {
+                std::string list;
+                for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+                return usage_error("generate", "--algorithms: \"" + a + "\" (" + list + ")");
             }
             only.push_back(a);
         }
@@ -181,8 +186,11 @@ int cmd_generate_model(const Args& args) {
                              --k) {
                             consider({"kbinomial", k, packet}, run("kbinomial", k));
                         }
-                        for (const char* tree : {"binomial", "binary", "chain"}) {
-                            if (wanted(tree)) consider({tree, 0, packet}, run(tree, 0));
+                        for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
+                            const std::string tree(shape.name);
+                            if (!shape.takes_k && wanted(tree)) {
+                                consider({tree, 0, packet}, run(tree, 0));
+                            }
                         }
                     } else if (s == tuning::Section::Allgather) {
                         for (const char* a : {"rd", "ab"}) {

@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(AllShapesAndSizes, TreeShapes,
 
 TEST(TreeShapeTable, BinomialFirstNamesUniqueOnlyKbinomialTakesK) {
     const auto table = tree_shapes();
-    ASSERT_EQ(table.size(), 4u);
+    ASSERT_EQ(table.size(), 5u);
     EXPECT_EQ(table[0].name, "binomial");
     for (std::size_t i = 0; i < table.size(); ++i) {
         EXPECT_FALSE(table[i].description.empty());
@@ -241,6 +241,7 @@ TEST(Preorder, LaysSubtreesAsRunsOfPositions) {
         for (Rank p = 0; p < n; ++p) identity[p] = p;
         EXPECT_EQ(preorder(binomial_tree(n)), identity) << "n = " << n;
         EXPECT_EQ(preorder(chain_tree(n)), identity) << "n = " << n;
+        EXPECT_EQ(preorder(flat_tree(n)), identity) << "n = " << n;
         for (int k = 1; k <= 9; ++k) {
             EXPECT_EQ(preorder(kbinomial_tree(n, k)), identity) << "n = " << n << ", k = " << k;
         }
@@ -253,6 +254,17 @@ TEST(ChainTree, DepthAndStepsAreNMinusOne) {
         EXPECT_EQ(depth(tree), n - 1);
         EXPECT_EQ(fpfs_steps(tree, 1), n - 1);
         EXPECT_EQ(fpfs_steps(tree, 5), n == 1 ? 0 : n - 1 + 4);  // one packet per step
+    }
+}
+
+TEST(FlatTree, TheRootSendsToEveryOtherNodeInOrder) {
+    EXPECT_EQ(flat_tree(4).children, (std::vector<std::vector<Rank>>{{1, 2, 3}, {}, {}, {}}));
+    for (Rank n = 1; n <= 300; ++n) {
+        const Tree tree = flat_tree(n);
+        EXPECT_EQ(depth(tree), n == 1 ? 0 : 1);
+        EXPECT_EQ(max_fanout(tree), n - 1);
+        EXPECT_EQ(fpfs_steps(tree, 1), n - 1);
+        EXPECT_EQ(fpfs_steps(tree, 5), 5 * (n - 1));  // the root sends every packet n - 1 times
     }
 }
 

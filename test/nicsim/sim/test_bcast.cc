@@ -75,7 +75,7 @@ TEST(Broadcast, RefusesBadSpecsNamingTheOption) {
     std::string why;
     spec.tree = "star";
     EXPECT_FALSE(run_bcast(spec, nullptr, &why));
-    EXPECT_EQ(why, "--tree star: not one of binomial|binary|chain|kbinomial[:K]|optimal");
+    EXPECT_EQ(why, "--tree star: not one of binomial|binary|chain|flat|kbinomial[:K]|optimal");
     spec.tree = "kbinomial";
     spec.k = 7;
     EXPECT_FALSE(run_bcast(spec, nullptr, &why));
