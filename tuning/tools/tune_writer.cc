@@ -88,9 +88,12 @@ std::string write_table(const std::vector<Grid>& grids,
             if (!rows.empty() && rows.back().second == cells) continue;
             rows.emplace_back(lo, std::move(cells));
         }
+        // A row reaches up to the next measured (or modelled) communicator size; beyond the
+        // largest, nothing was measured, so the engine's auto decides.
+        const std::uint64_t largest = g.comm_sizes.back();
         out += ",\n  \"" + std::string(tuning::section_name(g.section)) + "\": [\n";
         for (std::size_t r = 0; r < rows.size(); ++r) {
-            const std::uint64_t hi = r + 1 < rows.size() ? rows[r + 1].first - 1 : tuning::kInf;
+            const std::uint64_t hi = r + 1 < rows.size() ? rows[r + 1].first - 1 : largest;
             for (std::size_t i = 0; i < rows[r].second.size(); ++i) {
                 const Cell& cell = rows[r].second[i];
                 out += "    {\"comm_size\": " + range_json(rows[r].first, hi);
@@ -100,11 +103,12 @@ std::string write_table(const std::vector<Grid>& grids,
                 if (cell.choice.packet_size > 0) {
                     out += ", \"packet_size\": " + size_json(cell.choice.packet_size);
                 }
-                out += "}";
-                out += r + 1 < rows.size() || i + 1 < rows[r].second.size() ? ",\n" : "\n";
+                out += "},\n";
             }
         }
-        out += "  ]";
+        out += "    {\"comm_size\": " + range_json(largest + 1, tuning::kInf);
+        if (!barrier) out += ", \"bytes\": " + range_json(0, tuning::kInf);
+        out += ", \"algorithm\": \"auto\"}\n  ]";
     }
     return out + "\n}\n";
 }
