@@ -5,7 +5,7 @@
 // the sender almost nothing and the receivers move the payload themselves: over shared memory a
 // packet to a child is a descriptor, and the children read the root's buffer at once, each
 // scheduled once, instead of waiting for a parent that waits for its own turn on a core (the
-// tree Open MPI's tuned broadcast uses on up to 7 ranks from 8 KiB, "basic linear").
+// tree Open MPI's tuned broadcast uses on up to 7 ranks from 8 KiB to 1 MiB, "basic linear").
 #include "plan/tree.h"
 
 namespace nicsim::plan {

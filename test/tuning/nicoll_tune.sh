@@ -69,6 +69,11 @@ bad_input "generate: comm sizes below 2 are refused" "--comm-sizes" generate --m
 "$tune" generate --model kesavan97 --comm-sizes 4,16,64 --sizes 8,64,512,4k --out "$dir/model.json" 2>/dev/null
 check "generate --model kesavan97 (bcast, allgather, barrier; 3 x 4 cells) writes a valid file" \
     sh -c '"$1" validate "$2" | grep -q ": valid, "' _ "$tune" "$dir/model.json"
+check "generate --model: its rules reach the largest comm size given (64), auto above it" \
+    sh -c '"$1" show --file "$2" --coll bcast --comm-size 64 --bytes 8 | grep -q "^  algorithm .* from rule " &&
+           "$1" show --file "$2" --coll bcast --comm-size 65 --bytes 8 | grep -q "^  algorithm .* from auto " &&
+           "$1" show --file "$2" --coll barrier --comm-size 1000 | grep -q "^  algorithm .* from auto "' \
+    _ "$tune" "$dir/model.json"
 
 "$tune" generate --model kesavan97 --comm-sizes 16 --sizes 64,4k,64k --colls bcast,allgather \
     --packet-sizes 256,1k --out "$dir/packets.json" 2>/dev/null
