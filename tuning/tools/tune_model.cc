@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "plan/tree.h"
 #include "sim/bcast.h"
 #include "sim/collective.h"
 #include "sim/model.h"
-#include "plan/tree.h"
 #include "tune.h"
 
 namespace nicoll::tune {
@@ -117,19 +117,19 @@ int cmd_generate_model(const Args& args) {
     // --algorithms: only these candidates (kbinomial alone compares k-binomial trees by k).
     std::vector<std::string> only;
     if (o->has("--algorithms")) {
+        std::vector<std::string> known;
+        for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
+            known.emplace_back(shape.name);
+        }
+        known.insert(known.end(), {"rd", "ab", "dissemination", "recursive_doubling"});
         std::string list = o->text("--algorithms") + ",";
         for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
              pos = comma + 1) {
             const std::string a = list.substr(pos, comma - pos);
-            std::vector<std::string> known;
-            for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
-                known.emplace_back(shape.name);
-            }
-            known.insert(known.end(), {"rd", "ab", "dissemination", "recursive_doubling"});
             if (std::find(known.begin(), known.end(), a) == known.end()) {
-                std::string list;
-                for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-                return usage_error("generate", "--algorithms: \"" + a + "\" (" + list + ")");
+                std::string names;
+                for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+                return usage_error("generate", "--algorithms: \"" + a + "\" (" + names + ")");
             }
             only.push_back(a);
         }
@@ -222,7 +222,7 @@ int cmd_generate_model(const Args& args) {
                         "nicoll-tune generate: %s, %llu nodes, %llu bytes: no algorithm ran: %s\n",
                         std::string(tuning::section_name(s)).c_str(),
                         static_cast<unsigned long long>(n), static_cast<unsigned long long>(bytes),
-                        w.c_str());
+                        w.empty() ? "--algorithms names none of its algorithms" : w.c_str());
                     return 1;
                 }
                 row.push_back(best);
