@@ -83,7 +83,7 @@ runs='1 auto      auto auto auto               auto  auto auto -
 2 auto      auto ab   auto               auto  auto pml  -
 3 binomial  auto ab   recursive_doubling 4096  2    pml  -
 4 kbinomial 2    ab   dissemination      65536 16   shm  -
-5 chain     auto rd   recursive_doubling 1000  auto auto -
+5 chain     auto rd   recursive_doubling 1000  3    auto -
 6 kbinomial auto auto dissemination      4096  1    pml  -
 7 flat      auto rd   auto               auto  1    auto -
 8 kbinomial 3    ab   recursive_doubling 1000  1    shm  -
