@@ -4,16 +4,14 @@
  * sender's buffer (cross-memory attach, process_vm_readv). It is the real fabric closest to a
  * NIC: a packet is a write into the receiver's slot and a flag, no PML matching in between.
  *
- * The segment holds one ring per ordered pair of ranks, `ring_slots` slots each. A ring has one
+ * The segment holds one ring per ordered pair of ranks, `slots` slots each. A ring has one
  * producer (its sender) and one consumer (its receiver): the sender writes a slot and then
  * publishes it by storing its sequence number in it, so the receiver, watching the slot it
  * expects next, finds the packet and its flag in one cache line (as a NIC's receive descriptor);
- * the receiver hands the packet to the engine and then frees the slot by advancing `tail`. The
- * slots are LFC's credits: a sender has at most `window` (coll_nicoll_credits) packets in a ring
- * that the receiver has not consumed, which it learns from the receiver's tail (a ring has the
- * next power of two of slots, so a packet's slot is found with a mask, not a division), and a
- * full window answers NICSIM_ERR_AGAIN, so the engine keeps the packet queued until the receiver
- * has consumed one. (The engine itself then keeps no window: the ring is the window.)
+ * the receiver hands the packet to the engine and then frees the slot by advancing `tail`. The slots are LFC's credits (coll_nicoll_credits of them): a
+ * sender writes only into a free one, which it learns from the receiver's tail, and a full ring
+ * answers NICSIM_ERR_AGAIN, so the engine keeps the packet queued until the receiver has consumed
+ * one. (The engine itself then keeps no window: the ring is the window.)
  *
  * A payload over `inline_bytes` is not copied into the slot: the slot carries its address in the
  * sender, and the receiver reads it with process_vm_readv into the place the engine names (the
@@ -67,8 +65,7 @@ typedef struct nicoll_shm_slot {
 struct nicoll_shm {
     unsigned char *base;
     size_t bytes;
-    int rank, size, window;
-    uint64_t ring_slots; /* the window rounded up to a power of two */
+    int rank, size, slots;
     size_t slot_bytes, ring_bytes, inline_bytes;
     pid_t *pids;           /* [size] each rank's process, for process_vm_readv */
     uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
@@ -91,7 +88,7 @@ static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
 static nicoll_shm_slot_t *slot(const nicoll_shm_t *s, nicoll_shm_ring_t *r, uint64_t index)
 {
     return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
-                                  (size_t) (index & (s->ring_slots - 1)) * s->slot_bytes);
+                                  (size_t) (index % (uint64_t) s->slots) * s->slot_bytes);
 }
 
 /* What every rank tells the others at set-up. */
@@ -174,14 +171,12 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (NULL != s) {
         s->rank = rank;
         s->size = size;
-        s->window = t->credits;
-        for (s->ring_slots = 1; s->ring_slots < (uint64_t) s->window; s->ring_slots *= 2) {
-        }
+        s->slots = t->credits;
         const size_t rings = (size_t) size * size;
         const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
         const size_t fit = per_ring <= sizeof(nicoll_shm_ring_t)
                                ? 0
-                               : (per_ring - sizeof(nicoll_shm_ring_t)) / s->ring_slots /
+                               : (per_ring - sizeof(nicoll_shm_ring_t)) / s->slots /
                                      NICOLL_SHM_LINE * NICOLL_SHM_LINE;
         s->slot_bytes = (sizeof(nicoll_shm_slot_t) + t->inline_bytes + NICOLL_SHM_LINE - 1) /
                         NICOLL_SHM_LINE * NICOLL_SHM_LINE;
@@ -189,7 +184,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
             s->slot_bytes = fit;
         }
         s->inline_bytes = s->slot_bytes - sizeof(nicoll_shm_slot_t);
-        s->ring_bytes = sizeof(nicoll_shm_ring_t) + (size_t) s->ring_slots * s->slot_bytes;
+        s->ring_bytes = sizeof(nicoll_shm_ring_t) + (size_t) s->slots * s->slot_bytes;
         s->bytes = rings * s->ring_bytes;
         s->pids = calloc((size_t) size, sizeof(*s->pids));
         s->sent_head = calloc((size_t) size, sizeof(*s->sent_head));
@@ -268,9 +263,9 @@ nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, co
 {
     nicoll_shm_ring_t *r = ring(s, s->rank, dst);
     const uint64_t head = s->sent_head[dst];
-    if (head - s->tail_seen[dst] == (uint64_t) s->window &&
+    if (head - s->tail_seen[dst] == (uint64_t) s->slots &&
         head - (s->tail_seen[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) ==
-            (uint64_t) s->window) {
+            (uint64_t) s->slots) {
         return NICSIM_ERR_AGAIN;
     }
     nicoll_shm_slot_t *out = slot(s, r, head);
