@@ -83,10 +83,20 @@ void nicoll_request_cleanup(nicoll_request_t *req)
     }
 }
 
+/* The previous blocking collective's engine request (finish()), released once a rank has time. */
+static void release_retired(nicoll_transport_t *t)
+{
+    if (NULL != t->retired) {
+        nicsim_request_free(t->retired);
+        t->retired = NULL;
+    }
+}
+
 /* The engine is done with the request: unpack, count, release. A blocking call's engine request
  * is not released here but kept as the transport's `retired` one until the communicator's next
- * collective is posted (nicoll_start): that work then falls where a rank waits for packets, not
- * between the last packet's arrival and the return to the caller. */
+ * blocking collective waits for its packets (nicoll_start): that work then falls where the rank
+ * is idle, not between the last packet's arrival and the return to the caller, nor between a
+ * call and its first packet. */
 static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blocking)
 {
     nicoll_transport_t *t = &req->module->transport;
@@ -95,7 +105,8 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
                                       req->unpack_type)) {
         s = NICSIM_ERR_INVALID;
     }
-    if (blocking) { /* nicoll_start() released the one retired before */
+    if (blocking) {
+        release_retired(t); /* unless nicoll_start() had time to */
         t->retired = req->engine;
         req->engine = NULL;
     }
@@ -194,10 +205,6 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         return nicoll_error(comm, name, posted);
     }
     nicoll_transport_t *t = &req->module->transport;
-    if (NULL != t->retired) { /* the communicator's previous blocking collective (finish()) */
-        nicsim_request_free(t->retired);
-        t->retired = NULL;
-    }
     if (NULL == request) {
         /* Shared memory needs only our own polling: Open MPI's progress (other traffic, other
          * nonblocking collectives, yielding an oversubscribed core) runs every few rounds. (Every
@@ -207,6 +214,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         const unsigned every = NULL != t->shm ? NICOLL_POLLS_PER_PROGRESS : 1;
         nicsim_status_t s;
         for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
+            release_retired(t); /* while the packets are on their way */
             if (0 == --left) {
                 opal_progress();
                 left = every;
@@ -215,6 +223,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         s = finish(req, s, true);
         return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
     }
+    release_retired(t);
     *request = &req->super;
     if (NULL == req->engine) { /* nothing to communicate: complete at once */
         finish(req, NICSIM_OK, false);

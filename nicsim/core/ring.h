@@ -29,10 +29,17 @@ public:
     T& operator[](std::size_t i) { return items_[(head_ + i) & (items_.size() - 1)]; }
     const T& operator[](std::size_t i) const { return items_[(head_ + i) & (items_.size() - 1)]; }
 
-    void push_back(T item) {
-        if (size_ == items_.size()) grow();
-        items_[(head_ + size_) & (items_.size() - 1)] = std::move(item);
+    void push_back(T item) { append() = std::move(item); }
+    // Adds an entry at the back and returns it to be filled in: a default-made T when T is not
+    // trivially copyable (pop_front() resets what it removes), else whatever the slot last held.
+    // Allocates only when the ring is full, so not right after reserve_one().
+    T& append() {
+        reserve_one();
         ++size_;
+        return back();
+    }
+    void reserve_one() {
+        if (size_ == items_.size()) grow();
     }
     // The slot stays in the ring; a T that owns memory is reset, so the ring does not keep it.
     void pop_front() {

@@ -1,6 +1,7 @@
 #include "nic/agent.h"
 
 #include <algorithm>
+#include <new>
 #include <numeric>
 #include <stdexcept>
 
@@ -100,6 +101,7 @@ Agent::Slot* Agent::find(Seq seq) {
 void Agent::forget(Seq seq) {
     std::optional<Slot>& slot = ops_[seq - ops_first_];
     if (slot->allgather != nullptr) {
+        slot->allgather->forgotten();
         idle_allgather_.reset(slot->allgather);  // ends the one kept before
         slot->op.release();
     }
@@ -113,16 +115,23 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
         ++ops_first_;
     }
     if (ops_.empty()) ops_first_ = next_seq_;
-    const Seq s = next_seq_;
-    ops_.push_back(std::optional<Slot>(std::in_place));
-    Slot& slot = ops_.back().value();
-    ++live_;
-    ++next_seq_;  // only once the slot exists: a failed allocation must not skip a number
+    // The op's first packets leave before its slot is filled in, which then cannot fail: on
+    // the way from the host's call to the wire there is only the op's own work.
+    ops_.reserve_one();
+    const Seq s = next_seq_++;
     *seq = s;
+    Status started;
+    try {
+        started = op->start();
+    } catch (const std::bad_alloc&) {
+        started = Status::no_memory;  // the collective fails; its number stays taken
+    }
+    Slot& slot = ops_.append().emplace();
+    ++live_;
     slot.seq = s;
     slot.op = std::move(op);
     slot.allgather = allgather;
-    settle(s, slot, slot.op->start());
+    settle(s, slot, started);
     if (const auto early = early_.empty() ? early_.end() : early_.find(s); early != early_.end()) {
         // The host copies the early payloads out of the channel.
         std::vector<EarlyPacket> packets = std::move(early->second);

@@ -78,12 +78,15 @@ bool AllgatherOp::reuse(Seq seq, bool combines, const plan::AllgatherSchedule& s
     seq_ = seq;
     result_ = result;
     own_ = result.empty() ? std::span<const std::byte>{} : own;
+    return true;
+}
+
+void AllgatherOp::forgotten() {
     for (Arrivals& arrived : arrived_) arrived.clear();
     for (Arrivals& asked : asked_) asked.clear();
     step_ = 0;
     step_sent_ = false;
     gathered_.clear();
-    return true;
 }
 
 Status AllgatherOp::start() {

@@ -91,13 +91,17 @@ public:
                 std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
                 CollectiveStats& stats, std::span<const std::byte> own = {});
 
-    // Makes this op, complete and forgotten by its agent, the collective `seq` with the
-    // constructor's other arguments: what the constructor worked out from the schedule and the
-    // sizes stays (a job repeats its calls). False, and the op unchanged, when the schedule, the
-    // algorithm or a size differs.
+    // Makes this op, forgotten() by its agent, the collective `seq` with the constructor's other
+    // arguments: what the constructor worked out from the schedule and the sizes stays (a job
+    // repeats its calls). False, and the op unchanged, when the schedule, the algorithm or a size
+    // differs.
     bool reuse(Seq seq, bool combines, const plan::AllgatherSchedule& schedule,
                std::uint64_t block_bytes, std::uint32_t mtu, std::span<std::byte> result,
                std::span<const std::byte> own = {});
+
+    // The agent forgot the op, complete: back to no packet in, as the constructor leaves it, for
+    // reuse(). (Done then, while the host waits for another collective, not when it posts one.)
+    void forgotten();
 
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
