@@ -141,7 +141,8 @@ std::optional<CollectiveResult> run_allgather(const CollectiveSpec& spec, Trace*
     if (algorithm == nullptr) {
         std::string names;
         for (const plan::AllgatherAlgorithm& a : plan::allgather_algorithms()) {
-            names += (names.empty() ? "" : "|") + std::string(a.name);
+            if (!names.empty()) names += '|';
+            names += a.name;
         }
         *why = "--algorithm " + spec.algorithm + ": not one of " + names;
         return std::nullopt;
