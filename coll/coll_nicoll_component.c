@@ -37,9 +37,9 @@ nicoll_component_t mca_coll_nicoll_component = {
 
 /* auto's choices where the engine has no model of this machine yet. Packets pipeline a message
  * down a tree, so where ranks forward they are cut small; between two ranks nothing is forwarded
- * and every packet only costs a PML message more. */
+ * and every packet only costs a PML message (or a process_vm_readv) more. */
 #define NICOLL_AUTO_PACKET_SIZE 65536
-#define NICOLL_AUTO_PACKET_SIZE_PAIR (1 << 20)
+#define NICOLL_AUTO_PACKET_SIZE_PAIR (4 << 20)
 #define NICOLL_AUTO_CREDITS 8
 /* auto keeps a communicator's receive buffers near this many (LFC's fixed NIC memory, shared
  * among the senders), with at least one credit per peer. */
@@ -99,7 +99,7 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0, NULL},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Payload bytes per engine packet, 1..67108864, or auto (65536; 1048576 on communicators "
+     "Payload bytes per engine packet, 1..67108864, or auto (65536; 4194304 on communicators "
      "of two ranks, where no rank forwards). Must be the same on every rank.",
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
