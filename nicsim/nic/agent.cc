@@ -124,7 +124,9 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
     try {
         started = op->start();
     } catch (const std::bad_alloc&) {
-        started = Status::no_memory;  // the collective fails; its number stays taken
+        started = Status::no_memory;  // the collective fails; its number and slot stay taken
+    } catch (...) {
+        started = Status::invalid;  // as the C API reports anything else thrown
     }
     Slot& slot = ops_.append().emplace();
     ++live_;
