@@ -43,7 +43,9 @@ Rank origin_at(std::span<const plan::BlockRange> blocks, std::size_t pos) {
 bool AllgatherOp::runs(const plan::AllgatherSchedule& schedule) {
     return schedule.size() <= kAllgatherMaxSteps &&
            std::all_of(schedule.begin(), schedule.end(),
-                       [](const plan::AllgatherStep& step) { return step.recvs.size() <= 1; });
+                       [](const plan::AllgatherStep& step) {
+                           return step.sends.size() <= 1 && step.recvs.size() <= 1;
+                       });
 }
 
 AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
@@ -63,7 +65,8 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
       stats_(stats),
       per_block_(plan::packet_count(std::array{plan::BlockRange{0, 1}}, block_bytes, mtu)) {
     for (const plan::AllgatherStep& step : schedule) {
-        arrived_.emplace_back(step.recvs.empty() ? 0 : packets_in(step.recvs.front().blocks));
+        steps_.push_back({cut(step.sends), cut(step.recvs)});
+        arrived_.emplace_back(steps_.back().recv.packets);
     }
     if (!combines_) asked_.assign(arrived_.begin(), arrived_.end());
 }
@@ -108,7 +111,7 @@ Status AllgatherOp::on_packet(Rank src, const PacketHeader& header,
             return on_data(src, header, payload);
         case PacketKind::nack: {
             const std::size_t step = step_of(header);
-            if (header.payload_bytes != 0 || step >= schedule_->size()) return Status::protocol;
+            if (header.payload_bytes != 0 || step >= steps_.size()) return Status::protocol;
             return combines_ ? resend_step(src, step, index_of(header), header.origin)
                              : resend_hop(src, step, index_of(header), header.origin);
         }
@@ -151,8 +154,8 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
 }
 
 Status AllgatherOp::on_timeout() {
-    if (combines_) return step_ < schedule_->size() ? ask_overdue(step_) : status();
-    for (std::size_t step = step_; step < schedule_->size(); ++step) {
+    if (combines_) return step_ < steps_.size() ? ask_overdue(step_) : status();
+    for (std::size_t step = step_; step < steps_.size(); ++step) {
         const Arrivals& arrived = arrived_[step];
         asked_[step] = Arrivals(arrived.expected());  // a new round of asking
         for (std::size_t slot = arrived.next_missing(0); slot < arrived.expected();
@@ -187,16 +190,14 @@ Status AllgatherOp::ask_overdue(std::size_t step) {
 }
 
 Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin) {
-    const auto& sends = (*schedule_)[step].sends;
-    const auto to = std::find_if(sends.begin(), sends.end(),
-                                 [src](const plan::Transfer& t) { return t.peer == src; });
-    if (origin != rank_ || to == sends.end() || index >= packets_in(to->blocks)) {
+    const Cut& to = steps_[step].send;
+    if (origin != rank_ || to.peer != src || index >= to.packets) {
         return Status::protocol;  // src gets no such packet from this rank
     }
     if (step > step_ || (step == step_ && !step_sent_)) return status();  // not sent yet
     ++stats_.retransmitted;
     const Status s =
-        send(src, header(PacketKind::allgather, step, index, rank_), packet_at(to->blocks, index));
+        send(src, header(PacketKind::allgather, step, index, rank_), packet_of(to, index));
     return failed(s) ? s : status();
 }
 
@@ -233,16 +234,13 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
 }
 
 Status AllgatherOp::advance() {
-    while (step_ < schedule_->size()) {
+    while (step_ < steps_.size()) {
         if (combines_ && !step_sent_) {
-            for (const plan::Transfer& transfer : (*schedule_)[step_].sends) {
-                const std::uint64_t packets = packets_in(transfer.blocks);
-                for (std::uint32_t i = 0; i < packets; ++i) {
-                    const Status s =
-                        send(transfer.peer, header(PacketKind::allgather, step_, i, rank_),
-                             packet_at(transfer.blocks, i));
-                    if (failed(s)) return s;
-                }
+            const Cut& to = steps_[step_].send;
+            for (std::uint32_t i = 0; i < to.packets; ++i) {
+                const Status s =
+                    send(to.peer, header(PacketKind::allgather, step_, i, rank_), packet_of(to, i));
+                if (failed(s)) return s;
             }
             step_sent_ = true;
         }
@@ -256,10 +254,7 @@ Status AllgatherOp::advance() {
 std::optional<std::size_t> AllgatherOp::slot_of(Rank src, const PacketHeader& header) const {
     const std::size_t step = step_of(header);
     const std::uint32_t index = index_of(header);
-    if (step >= schedule_->size() || (*schedule_)[step].recvs.empty() ||
-        (*schedule_)[step].recvs.front().peer != src) {
-        return std::nullopt;
-    }
+    if (step >= steps_.size() || steps_[step].recv.peer != src) return std::nullopt;
     if (!combines_) return hop_slot(step, header.origin, index);
     if (header.origin != src || index >= arrived_[step].expected()) return std::nullopt;
     return index;
@@ -267,15 +262,14 @@ std::optional<std::size_t> AllgatherOp::slot_of(Rank src, const PacketHeader& he
 
 std::optional<std::size_t> AllgatherOp::hop_slot(std::size_t step, Rank origin,
                                                  std::uint32_t index) const {
-    const auto& recvs = (*schedule_)[step].recvs;
-    if (recvs.empty() || index >= per_block_) return std::nullopt;
-    const auto pos = position(recvs.front().blocks, origin);
+    if (index >= per_block_) return std::nullopt;
+    const auto pos = position(steps_[step].recv.blocks, origin);
     if (!pos) return std::nullopt;
     return *pos * per_block_ + index;
 }
 
 std::optional<std::size_t> AllgatherOp::step_receiving(Rank origin) const {
-    for (std::size_t step = 0; step < schedule_->size(); ++step) {
+    for (std::size_t step = 0; step < steps_.size(); ++step) {
         if (hop_slot(step, origin, 0)) return step;
     }
     return std::nullopt;
@@ -292,37 +286,48 @@ PacketHeader AllgatherOp::header(PacketKind kind, std::size_t step, std::uint32_
 }
 
 Status AllgatherOp::ask(std::size_t step, std::size_t slot) {
-    const plan::Transfer& recv = (*schedule_)[step].recvs.front();
+    const Cut& recv = steps_[step].recv;
     const auto index = static_cast<std::uint32_t>(combines_ ? slot : slot % per_block_);
     const Rank origin = combines_ ? recv.peer : origin_at(recv.blocks, slot / per_block_);
     if (!combines_) asked_[step].record(slot);
     return tx_.send(recv.peer, header(PacketKind::nack, step, index, origin));
 }
 
-std::uint64_t AllgatherOp::packets_in(std::span<const plan::BlockRange> blocks) const {
-    if (combines_) return plan::packet_count(blocks, block_bytes_, mtu_);
-    return static_cast<std::uint64_t>(plan::block_count(blocks)) * per_block_;
+AllgatherOp::Cut AllgatherOp::cut(const std::vector<plan::Transfer>& transfers) const {
+    if (transfers.empty()) return {};
+    const plan::Transfer& t = transfers.front();
+    Cut cut{t.peer, 0, t.blocks, std::nullopt};
+    if (!combines_) {
+        cut.packets = static_cast<std::uint64_t>(plan::block_count(t.blocks)) * per_block_;
+        return cut;
+    }
+    cut.packets = plan::packet_count(t.blocks, block_bytes_, mtu_);
+    if (t.blocks.size() == 1) {
+        cut.run = plan::ByteRange{static_cast<std::uint64_t>(t.blocks[0].first) * block_bytes_,
+                                  static_cast<std::uint64_t>(t.blocks[0].count) * block_bytes_};
+    }
+    return cut;
 }
 
-AllgatherOp::Layout AllgatherOp::packet_at(std::span<const plan::BlockRange> blocks,
-                                           std::uint64_t index) const {
-    if (blocks.size() != 1) return {{}, plan::packet_at(blocks, block_bytes_, mtu_, index)};
-    // Bytes [index * mtu, (index + 1) * mtu) of the range's, as plan::packet_at() cuts them.
+AllgatherOp::Layout AllgatherOp::packet_of(const Cut& cut, std::uint64_t index) const {
+    if (!cut.run) return {{}, plan::packet_at(cut.blocks, block_bytes_, mtu_, index)};
+    // Bytes [index * mtu, (index + 1) * mtu) of the run, as plan::packet_at() cuts them.
     const std::uint64_t skip = index * mtu_;
-    const std::uint64_t bytes = static_cast<std::uint64_t>(blocks[0].count) * block_bytes_;
-    return {{static_cast<std::uint64_t>(blocks[0].first) * block_bytes_ + skip,
-             std::min<std::uint64_t>(bytes - skip, mtu_)},
+    return {{cut.run->offset + skip, std::min<std::uint64_t>(cut.run->length - skip, mtu_)},
             std::nullopt};
 }
 
 AllgatherOp::Layout AllgatherOp::block_packet(Rank origin, std::uint32_t index) const {
-    return packet_at(std::array{plan::BlockRange{origin, 1}}, index);
+    const std::uint64_t skip = std::uint64_t{index} * mtu_;
+    return {{static_cast<std::uint64_t>(origin) * block_bytes_ + skip,
+             std::min<std::uint64_t>(block_bytes_ - skip, mtu_)},
+            std::nullopt};
 }
 
 AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) const {
-    const auto& blocks = (*schedule_)[step].recvs.front().blocks;
-    if (combines_) return packet_at(blocks, slot);
-    return block_packet(origin_at(blocks, slot / per_block_),
+    const Cut& recv = steps_[step].recv;
+    if (combines_) return packet_of(recv, slot);
+    return block_packet(origin_at(recv.blocks, slot / per_block_),
                         static_cast<std::uint32_t>(slot % per_block_));
 }
 

@@ -79,8 +79,8 @@ constexpr std::size_t kAllgatherMaxSteps = std::size_t{1} << (32 - kAllgatherInd
 
 class AllgatherOp final : public Operation {
 public:
-    // Whether the op can run `schedule`: at most kAllgatherMaxSteps steps, each receiving from
-    // at most one peer. (The caller keeps packets within kAllgatherMaxPackets.)
+    // Whether the op can run `schedule`: at most kAllgatherMaxSteps steps, each sending to and
+    // receiving from at most one peer. (The caller keeps packets within kAllgatherMaxPackets.)
     static bool runs(const plan::AllgatherSchedule& schedule);
 
     // `schedule` is this rank's and outlives the op; `combines` is the algorithm's.
@@ -116,7 +116,7 @@ private:
     Status resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status advance();
-    Status status() const { return step_ == schedule_->size() ? Status::ok : Status::in_progress; }
+    Status status() const { return step_ == steps_.size() ? Status::ok : Status::in_progress; }
 
     // The bit in arrived_[step] of the data packet `header` names, if `src` sends it.
     std::optional<std::size_t> slot_of(Rank src, const PacketHeader& header) const;
@@ -144,10 +144,24 @@ private:
         }
     };
 
-    // Packets of a transfer of `blocks`: pack()ed together when combining, block by block when
-    // not; and the one at `index` (combining) or packet `index` of origin's block (hopping).
-    std::uint64_t packets_in(std::span<const plan::BlockRange> blocks) const;
-    Layout packet_at(std::span<const plan::BlockRange> blocks, std::uint64_t index) const;
+    // A step's send or receive as the op cuts it into packets, worked out once (a job repeats
+    // its calls, and reuse() keeps it): pack()ed together when combining, block by block when
+    // not. A combined transfer of one range (every one but a folded rank's last) is one run of
+    // bytes, so that its packets are found by arithmetic.
+    struct Cut {
+        Rank peer = -1;  // none
+        std::uint64_t packets = 0;
+        std::span<const plan::BlockRange> blocks;  // the schedule's
+        std::optional<plan::ByteRange> run;        // combining, one range: its bytes
+    };
+    struct Step {
+        Cut send;
+        Cut recv;
+    };
+    Cut cut(const std::vector<plan::Transfer>& transfers) const;
+
+    // Combining: packet `index` of a cut transfer. Hopping: packet `index` of origin's block.
+    Layout packet_of(const Cut& cut, std::uint64_t index) const;
     Layout block_packet(Rank origin, std::uint32_t index) const;
     // The packet of bit `slot` of arrived_[step].
     Layout expected(std::size_t step, std::size_t slot) const;
@@ -174,6 +188,7 @@ private:
     TxQueue& tx_;
     CollectiveStats& stats_;
     std::uint64_t per_block_;  // packets per block
+    SmallVector<Step, 4> steps_;
     // [step] which packets of the step's receive are in (inline up to 4 steps: 16 ranks by
     // recursive doubling), and (hopping only) which of them this rank asked for since its last
     // timeout.
