@@ -146,7 +146,7 @@ private:
 
     // A step's send or receive as the op cuts it into packets, worked out once (a job repeats
     // its calls, and reuse() keeps it): pack()ed together when combining, block by block when
-    // not. A combined transfer of one range (every one but a folded rank's last) is one run of
+    // not. A combined transfer of one range (every one on a power of two ranks) is one run of
     // bytes, so that its packets are found by arithmetic.
     struct Cut {
         Rank peer = -1;  // none
