@@ -163,7 +163,7 @@ typedef struct nicoll_transport {
                                 * collective's state changes only when this does */
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
                                 * packets to offer again (nicsim_group_progress) */
-    nicsim_request_t *retired; /* the last blocking collective's, released at the next post */
+    nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -269,6 +269,8 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
                                      nicoll_request_t *on_stack);
 /* Releases the request's buffers (a failed post). */
 void nicoll_request_cleanup(nicoll_request_t *req);
+/* Frees the transport's retired engine request, if any. */
+void nicoll_release_retired(nicoll_transport_t *t);
 
 /* Datatypes (coll_nicoll_datatype.c): whether (count, type) is one contiguous run of bytes,
  * where it starts, and packing to and from a flat buffer. */

@@ -84,7 +84,7 @@ void nicoll_request_cleanup(nicoll_request_t *req)
 }
 
 /* The previous blocking collective's engine request (finish()), released once a rank has time. */
-static void release_retired(nicoll_transport_t *t)
+void nicoll_release_retired(nicoll_transport_t *t)
 {
     if (NULL != t->retired) {
         nicsim_request_free(t->retired);
@@ -106,7 +106,7 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
         s = NICSIM_ERR_INVALID;
     }
     if (blocking) {
-        release_retired(t); /* unless nicoll_start() had time to */
+        nicoll_release_retired(t); /* unless nicoll_start() had time to */
         t->retired = req->engine;
         req->engine = NULL;
     }
@@ -214,7 +214,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         const unsigned every = NULL != t->shm ? NICOLL_POLLS_PER_PROGRESS : 1;
         nicsim_status_t s;
         for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
-            release_retired(t); /* while the packets are on their way */
+            nicoll_release_retired(t); /* while the packets are on their way */
             if (0 == --left) {
                 opal_progress();
                 left = every;
@@ -223,7 +223,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         s = finish(req, s, true);
         return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
     }
-    release_retired(t);
+    nicoll_release_retired(t);
     *request = &req->super;
     if (NULL == req->engine) { /* nothing to communicate: complete at once */
         finish(req, NICSIM_OK, false);

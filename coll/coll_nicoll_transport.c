@@ -254,8 +254,7 @@ void nicoll_transport_fini(nicoll_transport_t *t)
         ompi_request_cancel(t->payload_recv);
         ompi_request_wait(&t->payload_recv, MPI_STATUS_IGNORE);
     }
-    nicsim_request_free(t->retired);
-    t->retired = NULL;
+    nicoll_release_retired(t);
     free(t->payload_sends);
     free(t->payload_copy);
     t->payload_sends = NULL;
