@@ -63,7 +63,7 @@ typedef struct nicoll_shm_ring {
 /* A chunk of a staging area: this line, then the payload, in whole lines. */
 typedef struct nicoll_shm_chunk {
     uint64_t span;   /* the chunk's bytes, this line included */
-    uint64_t unread; /* 1 until the receiver has copied the payload out (0 in a wrap's gap) */
+    uint64_t unread; /* receivers yet to copy the payload out (0 in a wrap's gap) */
     char pad[NICOLL_SHM_LINE - 2 * sizeof(uint64_t)];
 } nicoll_shm_chunk_t;
 
@@ -96,6 +96,9 @@ struct nicoll_shm {
     size_t stage_bytes;
     uint64_t stage_head;   /* bytes of ours ever taken, and ever freed again: a chunk's place */
     uint64_t stage_tail;   /* is its count modulo stage_bytes */
+    const void *shared;    /* the payload last staged, until a delivery or a completion check: */
+    size_t shared_bytes;   /* the engine sends a packet to several peers in a row (a tree's */
+    uint64_t shared_at;    /* children), and they all read the one chunk */
     void *copy;            /* a payload with no place in a collective yet */
     size_t copy_bytes;
 };
@@ -157,7 +160,7 @@ static unsigned char *map(const char *name, size_t bytes, bool create)
     void *p = MAP_FAILED;
     if (!create ||
         (0 == ftruncate(fd, (off_t) bytes) && 0 == posix_fallocate(fd, 0, (off_t) bytes))) {
-        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     }
     close(fd);
     if (MAP_FAILED == p) {
@@ -306,9 +309,17 @@ static void free_read(nicoll_shm_t *s)
     }
 }
 
-/* Copies a payload into our staging area: its offset + 1 there, or 0 when there is no room. */
+/* Copies a payload into our staging area: its offset + 1 there, or 0 when there is no room. The
+ * same packet again (its bytes cannot have changed: no delivery and no completion since) gets
+ * one more reader of the same chunk. */
 static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
 {
+    if (payload == s->shared && bytes == s->shared_bytes) {
+        __atomic_fetch_add(&(chunk(s, s->rank, s->shared_at - 1) - 1)->unread, 1,
+                           __ATOMIC_RELAXED); /* published with the slot */
+        return s->shared_at;
+    }
+    s->shared = NULL; /* the chunk may be freed below */
     const size_t span =
         sizeof(nicoll_shm_chunk_t) + (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
     if (span > s->stage_bytes / 2) {
@@ -331,7 +342,10 @@ static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
     c->unread = 1; /* published with the slot */
     memcpy(c + 1, payload, bytes);
     s->stage_head += span;
-    return (uint64_t) ((unsigned char *) (c + 1) - (unsigned char *) chunk(s, s->rank, 0)) + 1;
+    s->shared = payload;
+    s->shared_bytes = bytes;
+    s->shared_at = (uint64_t) ((unsigned char *) (c + 1) - (unsigned char *) chunk(s, s->rank, 0)) + 1;
+    return s->shared_at;
 }
 
 nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, const void *payload,
@@ -365,6 +379,7 @@ nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, co
 
 bool nicoll_shm_sent(nicoll_shm_t *s)
 {
+    s->shared = NULL; /* a completed collective's buffer may change */
     for (int dst = 0; s->apart_peers > 0 && dst < s->size; ++dst) {
         if (0 != s->apart_until[dst] &&
             __atomic_load_n(&ring(s, s->rank, dst)->tail, __ATOMIC_ACQUIRE) >=
@@ -403,7 +418,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
     if (0 != in->staged) {
         nicoll_shm_chunk_t *c = chunk(s, src, in->staged - 1) - 1;
         memcpy(*at, c + 1, bytes);
-        __atomic_store_n(&c->unread, 0, __ATOMIC_RELEASE); /* its space is the sender's again */
+        __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE); /* at 0 the sender frees it */
         return NICSIM_OK;
     }
     /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
@@ -447,6 +462,7 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
                 }
                 payload = at;
             }
+            s->shared = NULL; /* the engine writes what it delivers, perhaps where it sent from */
             ++mca_coll_nicoll_component.stats.packets_received;
             ++*delivered;
             nicsim_status_t st =
