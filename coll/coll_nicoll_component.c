@@ -36,9 +36,10 @@ nicoll_component_t mca_coll_nicoll_component = {
 };
 
 /* auto's choices where the engine has no model of this machine yet. Packets pipeline a message
- * down a tree, and even between two ranks the receiver copies one packet out of the sender's
- * staging area while the sender stages the next, so they are cut small. */
+ * down a tree, so where ranks forward they are cut small; between two ranks nothing is forwarded
+ * and every packet only costs a PML message (or a process_vm_readv) more. */
 #define NICOLL_AUTO_PACKET_SIZE 65536
+#define NICOLL_AUTO_PACKET_SIZE_PAIR (4 << 20)
 #define NICOLL_AUTO_CREDITS 8
 /* auto keeps a communicator's receive buffers near this many (LFC's fixed NIC memory, shared
  * among the senders), with at least one credit per peer. */
@@ -303,7 +304,7 @@ size_t nicoll_packet_size(int comm_size)
     if (0 != tuned) {
         return tuned;
     }
-    return NICOLL_AUTO_PACKET_SIZE;
+    return 2 == comm_size ? NICOLL_AUTO_PACKET_SIZE_PAIR : NICOLL_AUTO_PACKET_SIZE;
 }
 
 int nicoll_credits(int comm_size)

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "ompi/proc/proc.h"
+#include "opal/runtime/opal_progress.h"
 
 #define NICOLL_SHM_LINE 64
 /* A communicator's segment stays within this many bytes (all of it allocated at set-up, so a full
@@ -51,6 +52,8 @@
 /* A rank's staging area: at most this many bytes, all ranks' together at most the second. */
 #define NICOLL_SHM_STAGE_BYTES (4ul << 20)
 #define NICOLL_SHM_STAGE_TOTAL (32ul << 20)
+/* Payloads staged when every process has a core of its own: up to this size. */
+#define NICOLL_SHM_STAGE_ALONE (8u << 10)
 /* An early payload's copy up to this size is kept for the next one. */
 #define NICOLL_SHM_KEEP_COPY (1u << 20)
 
@@ -94,6 +97,7 @@ struct nicoll_shm {
     int next_peer;         /* where the next poll starts, so every ring is served in turn */
     unsigned char *stages; /* every rank's staging area, `stage_bytes` each (none when 0) */
     size_t stage_bytes;
+    size_t stage_limit;    /* the largest payload we stage */
     uint64_t stage_head;   /* bytes of ours ever taken, and ever freed again: a chunk's place */
     uint64_t stage_tail;   /* is its count modulo stage_bytes */
     const void *shared;    /* the payload last staged, until a delivery or a completion check: */
@@ -215,6 +219,15 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         if (s->stage_bytes / 2 < sizeof(nicoll_shm_chunk_t) + s->inline_bytes + 1) {
             s->stage_bytes = 0; /* too small to hold what a slot cannot */
         }
+        /* Where processes share cores (Open MPI then yields when idle), a sender that staged its
+         * payloads is done and gives its core away, instead of waiting for its receivers to be
+         * scheduled and read them. Where each has its own, one process_vm_readv moves a large
+         * payload for less than two copies (of a buffer sent again unchanged, the receiver may
+         * even hold every line already), so only small ones, whose cost is the call, are staged. */
+        s->stage_limit = 0 == s->stage_bytes ? 0 : s->stage_bytes / 2 - sizeof(nicoll_shm_chunk_t);
+        if (!opal_progress_yield_when_idle && s->stage_limit > NICOLL_SHM_STAGE_ALONE) {
+            s->stage_limit = NICOLL_SHM_STAGE_ALONE;
+        }
         s->bytes = rings * s->ring_bytes + (size_t) size * s->stage_bytes;
         s->pids = calloc((size_t) size, sizeof(*s->pids));
         s->sent_head = calloc((size_t) size, sizeof(*s->sent_head));
@@ -320,11 +333,11 @@ static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
         return s->shared_at;
     }
     s->shared = NULL; /* the chunk may be freed below */
-    const size_t span =
-        sizeof(nicoll_shm_chunk_t) + (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
-    if (span > s->stage_bytes / 2) {
+    if (bytes > s->stage_limit) {
         return 0;
     }
+    const size_t span =
+        sizeof(nicoll_shm_chunk_t) + (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
     const size_t at = s->stage_head % s->stage_bytes;
     const size_t gap = at + span > s->stage_bytes ? s->stage_bytes - at : 0; /* up to the end */
     if (s->stage_head + gap + span - s->stage_tail > s->stage_bytes) {

@@ -74,9 +74,9 @@ packet_sizes() { # SIZE
 # One run per line: ranks, bcast algorithm, k, allgather and barrier algorithms, packet size,
 # credits, transport (auto is shared memory here, every rank being on one node), and the coll
 # list (- for the forced one above; the last run keeps tuned in the list, as users run it, to
-# show nicoll still serves). Over shared memory a rank stages payloads of up to 2 MiB in its
-# 4 MiB staging area: the 1 MiB packets with 8 credits fill it, so payloads also go by
-# process_vm_readv when it is full, and 3 MiB packets always do.
+# show nicoll still serves). Over shared memory, with ranks sharing cores as here, a rank stages
+# payloads of up to 2 MiB in its 4 MiB staging area: the 1 MiB packets with 8 credits fill it,
+# so payloads also go by process_vm_readv when it is full, and 3 MiB packets always do.
 runs='1 auto      auto auto auto               auto  auto auto -
 2 kbinomial 1    rd   dissemination      1000  1    auto -
 2 auto      auto ab   auto               auto  auto pml  -
