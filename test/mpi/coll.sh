@@ -60,11 +60,14 @@ report() {
 
 # The packet sizes test_coll puts its boundary counts at, for a run on NP ranks: the run's, or
 # for `auto` the sizes in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default auto's
-# choice, 65536). A packet larger than the transport's inline limit (4000 bytes) also gets
-# boundaries there: payloads of up to 4000 bytes travel with their headers, larger ones apart.
-packet_sizes() { # SIZE
+# choice, 4 MiB on 2 ranks and 65536 on more). A packet larger than the transport's inline limit
+# (4000 bytes) also gets boundaries there: payloads of up to 4000 bytes travel with their
+# headers, larger ones apart.
+packet_sizes() { # SIZE NP
     size=$1
-    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-65536}
+    auto=65536
+    [ "$2" -eq 2 ] && auto=4194304
+    [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-$auto}
     case $size in
         *,*) echo "$size" ;;
         *) if [ "$size" -gt 4000 ]; then echo "$size,4000"; else echo "$size"; fi ;;
@@ -104,7 +107,7 @@ while read -r np bcast k allgather barrier packet credits transport list; do
         --mca coll_nicoll_barrier_algorithm "$barrier" \
         --mca coll_nicoll_packet_size "$packet" --mca coll_nicoll_credits "$credits" \
         --mca coll_nicoll_transport "$transport" \
-        "$program" $flags --packet-size "$(packet_sizes "$packet")" --seed "$seed"
+        "$program" $flags --packet-size "$(packet_sizes "$packet" "$np")" --seed "$seed"
     report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, transport $transport, $list]"
 done <<RUNS
 $runs
@@ -118,7 +121,7 @@ for invalid in "$invalid1" "$invalid2"; do
     for pair in $invalid; do set -- "$@" --mca "coll_nicoll_${pair%%=*}" "${pair#*=}"; done
     launch 3 --mca coll "$components" "$@" \
         "$program" $flags --sections blocking,nonblocking,barrier --large 100000 \
-        --packet-size "$(packet_sizes auto)"
+        --packet-size "$(packet_sizes auto 3)"
     report "[invalid: $invalid]"
     for pair in $invalid; do
         what="invalid coll_nicoll_${pair%%=*}=${pair#*=}: a warning names the variable and the value"
