@@ -1,28 +1,30 @@
 /*
  * The shared-memory transport: engine packets between the ranks of a communicator that all run
- * on one node, through rings in one shared segment, with payloads read straight from the
- * sender's buffer (cross-memory attach, process_vm_readv). It is the real fabric closest to a
- * NIC: a packet is a write into the receiver's slot and a flag, no PML matching in between.
+ * on one node, through rings in one shared segment, with larger payloads staged in the sender's
+ * part of it or read straight from the sender's buffer (cross-memory attach, process_vm_readv).
+ * It is the real fabric closest to a NIC: a packet is a write into the receiver's slot and a
+ * flag, no PML matching in between.
  *
  * The segment holds one ring per ordered pair of ranks, `slots` slots each. A ring has one
  * producer (its sender) and one consumer (its receiver): the sender writes a slot and then
  * publishes it by storing its sequence number in it, so the receiver, watching the slot it
  * expects next, finds the packet and its flag in one cache line (as a NIC's receive descriptor);
- * the receiver hands the packet to the engine and then frees the slot by advancing `tail`. The slots are LFC's credits (coll_nicoll_credits of them): a
- * sender writes only into a free one, which it learns from the receiver's tail, and a full ring
- * answers NICSIM_ERR_AGAIN, so the engine keeps the packet queued until the receiver has consumed
- * one. (The engine itself then keeps no window: the ring is the window.)
+ * the receiver hands the packet to the engine and then frees the slot by advancing `tail`. The
+ * slots are LFC's credits (coll_nicoll_credits of them): a sender writes only into a free one,
+ * which it learns from the receiver's tail, and a full ring answers NICSIM_ERR_AGAIN, so the
+ * engine keeps the packet queued until the receiver has consumed one. (The engine itself then
+ * keeps no window: the ring is the window.)
  *
- * A payload over `inline_bytes` does not fit a slot. The sender copies it into its staging area
- * (a region of the segment that only it writes, as a NIC first copies a message into its own
- * memory), and the slot says where; the receiver copies it from there into the place the engine
- * names (the message buffer at the packet's offset) and marks it read, which frees the space.
- * Two plain copies cost less than one process_vm_readv, whose page pinning makes it several times
- * slower than memcpy on the machines we measured, and the sender's collective need not wait for
- * its receivers. Only when the staging area has no room is the payload left in the sender's
- * buffer: then the slot carries its address, the receiver reads it with process_vm_readv, as with
- * a NIC's RDMA read, and the sender's collective completes only once the receiver has moved the
- * ring's tail past every such packet (nicoll_shm_sent): then no peer reads its buffer any more.
+ * A payload over `inline_bytes` does not fit a slot. It is either staged or read in place:
+ * - staged: the sender copies it into its staging area (a region of the segment that only it
+ *   writes, as a NIC first copies a message into its own memory) and the slot says where; the
+ *   receiver copies it from there into the place the engine names (the message buffer at the
+ *   packet's offset) and marks it read, which frees the space. The sender is done once it copied.
+ * - read in place: the slot carries its address in the sender, and the receiver reads it with
+ *   process_vm_readv, one copy as with a NIC's RDMA read. The sender's collective completes only
+ *   once the receiver has moved the ring's tail past every such packet (nicoll_shm_sent): then no
+ *   peer reads its buffer any more.
+ * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full.
  *
  * Set-up is collective, at the communicator's first nicoll collective: rank 0 creates the
  * segment, every rank learns its name and maps it and reads a word from a peer to prove that
@@ -70,8 +72,8 @@ typedef struct nicoll_shm_chunk {
     char pad[NICOLL_SHM_LINE - 2 * sizeof(uint64_t)];
 } nicoll_shm_chunk_t;
 
-/* A slot: its sequence number, the packet's header, then its payload inline or, when apart, its
- * address in the sender's memory. */
+/* A slot: its sequence number, the packet's header, then its payload inline, or where the
+ * payload is: its place in the sender's staging area, or its address in the sender's memory. */
 typedef struct nicoll_shm_slot {
     uint64_t seq;           /* i + 1 once packet i of the ring is in it (0: never used) */
     uint64_t payload_bytes; /* inline or apart */
@@ -224,7 +226,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
          * scheduled and read them. Where each has its own, one process_vm_readv moves a large
          * payload for less than two copies (of a buffer sent again unchanged, the receiver may
          * even hold every line already), so only small ones, whose cost is the call, are staged. */
-        s->stage_limit = 0 == s->stage_bytes ? 0 : s->stage_bytes / 2 - sizeof(nicoll_shm_chunk_t);
+        s->stage_limit =
+            0 == s->stage_bytes ? 0 : s->stage_bytes / 2 - sizeof(nicoll_shm_chunk_t);
         if (!opal_progress_yield_when_idle && s->stage_limit > NICOLL_SHM_STAGE_ALONE) {
             s->stage_limit = NICOLL_SHM_STAGE_ALONE;
         }
@@ -336,8 +339,8 @@ static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
     if (bytes > s->stage_limit) {
         return 0;
     }
-    const size_t span =
-        sizeof(nicoll_shm_chunk_t) + (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+    const size_t span = sizeof(nicoll_shm_chunk_t) +
+                        (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
     const size_t at = s->stage_head % s->stage_bytes;
     const size_t gap = at + span > s->stage_bytes ? s->stage_bytes - at : 0; /* up to the end */
     if (s->stage_head + gap + span - s->stage_tail > s->stage_bytes) {
@@ -357,7 +360,8 @@ static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
     s->stage_head += span;
     s->shared = payload;
     s->shared_bytes = bytes;
-    s->shared_at = (uint64_t) ((unsigned char *) (c + 1) - (unsigned char *) chunk(s, s->rank, 0)) + 1;
+    s->shared_at =
+        (uint64_t) ((unsigned char *) (c + 1) - (unsigned char *) chunk(s, s->rank, 0)) + 1;
     return s->shared_at;
 }
 
