@@ -286,11 +286,21 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (0 == rank && NULL != s && NULL != s->base) {
         shm_unlink(mine.name); /* every rank has mapped it, or none will */
     }
-    NICOLL_VERBOSE(10, "communicator %s (cid %u): packets through %s", comm->c_name,
-                   (unsigned) comm->c_contextid,
-                   ok ? "shared memory, payloads read by cross-memory attach"
-                      : "the PML: a rank could not map the shared segment or read a peer's "
-                        "memory (process_vm_readv)");
+    if (ok) {
+        NICOLL_VERBOSE(10,
+                       "communicator %s (cid %u): packets through shared memory; payloads over "
+                       "%zu bytes staged up to %zu (%s), larger ones read by cross-memory attach",
+                       comm->c_name, (unsigned) comm->c_contextid, s->inline_bytes,
+                       s->stage_limit,
+                       0 == s->stage_limit            ? "no room for staging areas"
+                       : opal_progress_yield_when_idle ? "processes share cores"
+                                                       : "a core for each process");
+    } else {
+        NICOLL_VERBOSE(10,
+                       "communicator %s (cid %u): packets through the PML: a rank could not map "
+                       "the shared segment or read a peer's memory (process_vm_readv)",
+                       comm->c_name, (unsigned) comm->c_contextid);
+    }
     free(hello);
     free(oks);
     if (!ok && NULL != s) {
