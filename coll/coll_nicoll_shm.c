@@ -244,7 +244,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
 
     /* Rank 0 makes the segment (zero-filled: every ring empty) and names it. */
     static unsigned serial;
-    nicoll_shm_hello_t mine = {.pid = getpid(), .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word};
+    nicoll_shm_hello_t mine = {.pid = getpid(),
+                               .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word};
     if (0 == rank && ok) {
         snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
                  (unsigned) comm->c_contextid, serial++);
@@ -323,6 +324,12 @@ static nicoll_shm_chunk_t *chunk(const nicoll_shm_t *s, int rank, uint64_t offse
                                    offset % s->stage_bytes);
 }
 
+/* The chunk that holds `rank`'s staged payload at `staged` (a slot's offset + 1). */
+static nicoll_shm_chunk_t *staged_chunk(const nicoll_shm_t *s, int rank, uint64_t staged)
+{
+    return chunk(s, rank, staged - 1) - 1;
+}
+
 /* Frees our chunks, oldest first, as far as their receivers have read them. */
 static void free_read(nicoll_shm_t *s)
 {
@@ -341,7 +348,7 @@ static void free_read(nicoll_shm_t *s)
 static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
 {
     if (payload == s->shared && bytes == s->shared_bytes) {
-        __atomic_fetch_add(&(chunk(s, s->rank, s->shared_at - 1) - 1)->unread, 1,
+        __atomic_fetch_add(&staged_chunk(s, s->rank, s->shared_at)->unread, 1,
                            __ATOMIC_RELAXED); /* published with the slot */
         return s->shared_at;
     }
@@ -363,15 +370,15 @@ static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
         *chunk(s, s->rank, s->stage_head) = (nicoll_shm_chunk_t) {.span = gap, .unread = 0};
         s->stage_head += gap;
     }
-    nicoll_shm_chunk_t *c = chunk(s, s->rank, s->stage_head);
+    const size_t place = s->stage_head % s->stage_bytes;
+    nicoll_shm_chunk_t *c = chunk(s, s->rank, place);
     c->span = span;
     c->unread = 1; /* published with the slot */
     memcpy(c + 1, payload, bytes);
     s->stage_head += span;
     s->shared = payload;
     s->shared_bytes = bytes;
-    s->shared_at =
-        (uint64_t) ((unsigned char *) (c + 1) - (unsigned char *) chunk(s, s->rank, 0)) + 1;
+    s->shared_at = place + sizeof(*c) + 1;
     return s->shared_at;
 }
 
@@ -443,7 +450,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
         *at = s->copy;
     }
     if (0 != in->staged) {
-        nicoll_shm_chunk_t *c = chunk(s, src, in->staged - 1) - 1;
+        nicoll_shm_chunk_t *c = staged_chunk(s, src, in->staged);
         memcpy(*at, c + 1, bytes);
         __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE); /* at 0 the sender frees it */
         return NICSIM_OK;
