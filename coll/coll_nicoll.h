@@ -11,6 +11,8 @@
 
 #include "ompi_config.h"
 
+#include <stdint.h>
+
 #include "mpi.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -164,6 +166,7 @@ typedef struct nicoll_transport {
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
                                 * packets to offer again (nicsim_group_progress) */
     nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
+    bool declined;             /* the ranks' settings differ: the previous component serves all */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -229,9 +232,24 @@ OBJ_CLASS_DECLARATION(nicoll_module_t);
  * collective (gathering every rank's locality for the trees' order, coll_nicoll_locality.c).
  * NICSIM_OK, or the error that keeps the communicator from running nicoll collectives. */
 nicsim_status_t nicoll_transport_ready(nicoll_module_t *m);
-/* Writes the communicator's ranks in locality order, the same on every rank, using the previous
- * component's allgather (a collective call). */
-int nicoll_locality_order(nicoll_module_t *m, int *order);
+/* The settings every rank of a communicator must share, as this rank resolved them
+ * (coll_nicoll_settings.c): numbers, table indexes or NICOLL_AUTO, and the tuning table's digest. */
+typedef struct nicoll_settings {
+    int64_t packet_size, credits, bcast_algorithm, bcast_k, allgather_algorithm,
+        barrier_algorithm, transport, tuning;
+} nicoll_settings_t;
+void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s);
+/* Whether every rank's settings (`of`, one per rank, `stride` bytes apart) are alike; where not,
+ * rank 0 names the first that differs. Every rank gets the same answer from the same array. */
+bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of, size_t stride);
+
+/* The exchange at a communicator's setup, with the previous component's allgather (a collective
+ * call): writes the ranks in locality order, the same on every rank, and whether every rank's
+ * settings agree. */
+int nicoll_setup_exchange(nicoll_module_t *m, int *order, bool *agree);
+/* Whether the communicator's collectives go to the previous component: its ranks' settings
+ * differ. Sets the communicator up at its first collective. */
+bool nicoll_declined(nicoll_module_t *m);
 
 /*
  * One collective in flight: the engine request, and what to do with the user's buffer when it

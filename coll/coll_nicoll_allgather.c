@@ -16,11 +16,12 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
     ompi_datatype_type_size(rtype, &type_size);
     const size_t block = (size_t) rcount * type_size, total = block * (size_t) size;
 
+    /* Declined, or beyond the engine's packet numbering: every rank sees the same settings and
+     * sizes, so all fall back. (total / packet_size >= MAX, divided by the constant: a shift.) */
+    const bool declined = nicoll_declined(m);
     nicoll_decision_t d;
     nicoll_decide(m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, block, &d);
-    /* Beyond the engine's packet numbering: every rank sees the same sizes, so all fall back.
-     * (total / packet_size >= MAX, divided by the constant: a shift.) */
-    if (total / NICOLL_ALLGATHER_MAX_PACKETS >= d.packet_size) {
+    if (declined || total / NICOLL_ALLGATHER_MAX_PACKETS >= d.packet_size) {
         ++mca_coll_nicoll_component.stats.coll[NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER]
               .fallbacks;
         return NULL == request

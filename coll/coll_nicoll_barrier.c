@@ -26,11 +26,20 @@ int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     if (m->transport.starting) { /* the previous allgather gathering locality, on every rank */
         return m->previous_barrier(comm, m->previous_barrier_module);
     }
+    if (nicoll_declined(m)) {
+        ++mca_coll_nicoll_component.stats.coll[NICOLL_BARRIER].fallbacks;
+        return m->previous_barrier(comm, m->previous_barrier_module);
+    }
     return barrier(comm, NULL, m);
 }
 
 int nicoll_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                     mca_coll_base_module_t *module)
 {
-    return barrier(comm, request, (nicoll_module_t *) module);
+    nicoll_module_t *m = (nicoll_module_t *) module;
+    if (nicoll_declined(m)) {
+        ++mca_coll_nicoll_component.stats.coll[NICOLL_IBARRIER].fallbacks;
+        return m->previous_ibarrier(comm, request, m->previous_ibarrier_module);
+    }
+    return barrier(comm, request, m);
 }

@@ -52,6 +52,10 @@ int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     if (m->transport.starting) { /* the previous allgather gathering locality, on every rank */
         return m->previous_bcast(buf, count, type, root, comm, m->previous_bcast_module);
     }
+    if (nicoll_declined(m)) {
+        ++mca_coll_nicoll_component.stats.coll[NICOLL_BCAST].fallbacks;
+        return m->previous_bcast(buf, count, type, root, comm, m->previous_bcast_module);
+    }
     return bcast(buf, count, type, root, comm, NULL, m);
 }
 
@@ -59,5 +63,10 @@ int nicoll_ibcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                   struct ompi_communicator_t *comm, ompi_request_t **request,
                   mca_coll_base_module_t *module)
 {
-    return bcast(buf, count, type, root, comm, request, (nicoll_module_t *) module);
+    nicoll_module_t *m = (nicoll_module_t *) module;
+    if (nicoll_declined(m)) {
+        ++mca_coll_nicoll_component.stats.coll[NICOLL_IBCAST].fallbacks;
+        return m->previous_ibcast(buf, count, type, root, comm, request, m->previous_ibcast_module);
+    }
+    return bcast(buf, count, type, root, comm, request, m);
 }

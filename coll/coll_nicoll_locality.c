@@ -8,7 +8,8 @@
  * within one package). Every rank must build the same trees, so the places are gathered with the
  * previous component's allgather, once per communicator, at its first nicoll collective (which
  * every rank calls at the same point, so the extra collective is safe there, as coll/han does),
- * and every rank sorts them alike: by node, then package, then rank.
+ * and every rank sorts them alike: by node, then package, then rank. The same allgather carries
+ * each rank's settings, which must agree (coll_nicoll_settings.c).
  */
 #include "coll_nicoll.h"
 
@@ -22,6 +23,7 @@ typedef struct nicoll_place {
     uint64_t node;
     int32_t package;
     int32_t rank;
+    nicoll_settings_t settings;
 } nicoll_place_t;
 
 static uint64_t node_hash(void)
@@ -66,7 +68,7 @@ static int by_place(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-int nicoll_locality_order(nicoll_module_t *m, int *order)
+int nicoll_setup_exchange(nicoll_module_t *m, int *order, bool *agree)
 {
     struct ompi_communicator_t *comm = m->transport.comm;
     const int size = ompi_comm_size(comm);
@@ -76,9 +78,11 @@ int nicoll_locality_order(nicoll_module_t *m, int *order)
     }
     nicoll_place_t mine = {.node = node_hash(), .package = my_package(),
                            .rank = ompi_comm_rank(comm)};
+    nicoll_settings_mine(&m->transport, &mine.settings);
     int rc = m->previous_allgather(&mine, sizeof(mine), MPI_BYTE, places, sizeof(mine), MPI_BYTE,
                                    comm, m->previous_allgather_module);
     if (OMPI_SUCCESS == rc) {
+        *agree = nicoll_settings_agree(m, &places[0].settings, sizeof(*places));
         qsort(places, size, sizeof(*places), by_place);
         int run = 0;
         m->nodes = m->ppn = 0;

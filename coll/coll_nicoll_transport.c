@@ -182,7 +182,7 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
 nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
 {
     nicoll_transport_t *t = &m->transport;
-    if (NULL != t->group || NICSIM_OK != t->error) {
+    if (NULL != t->group || NICSIM_OK != t->error || t->declined) {
         return t->error;
     }
     const int size = ompi_comm_size(t->comm);
@@ -190,9 +190,17 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     if (NULL == order) {
         return t->error = NICSIM_ERR_NO_MEMORY;
     }
-    /* Without a previous allgather (on every rank alike) the trees use rank order. */
+    /* Without a previous allgather (on every rank alike) the trees use rank order and the
+     * settings go unchecked. */
     t->starting = true;
-    int rc = NULL == m->previous_allgather ? OMPI_SUCCESS : nicoll_locality_order(m, order);
+    bool agree = true;
+    int rc = NULL == m->previous_allgather ? OMPI_SUCCESS : nicoll_setup_exchange(m, order, &agree);
+    if (OMPI_SUCCESS == rc && !agree) {
+        t->starting = false;
+        t->declined = true;
+        free(order);
+        return t->error;
+    }
     if (OMPI_SUCCESS == rc && NULL != (t->shm = nicoll_shm_setup(m))) {
         free(t->buffers); /* the PML's slots are not needed */
         free(t->recv);
@@ -219,6 +227,12 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     }
     free(order);
     return t->error;
+}
+
+bool nicoll_declined(nicoll_module_t *m)
+{
+    (void) nicoll_transport_ready(m); /* a failure is the collective's to report */
+    return m->transport.declined;
 }
 
 void nicoll_transport_fini(nicoll_transport_t *t)

@@ -46,6 +46,10 @@ const char* nicoll_tuning_provenance(const nicoll_tuning_t* table) {
     return table->table.provenance.c_str();
 }
 
+unsigned long long nicoll_tuning_digest(const nicoll_tuning_t* table) {
+    return table->table.digest;
+}
+
 int nicoll_tuning_decide(const nicoll_tuning_t* table, nicoll_tuning_section_t section,
                          int comm_size, size_t bytes, int nodes, int ppn,
                          nicoll_tuning_decision_t* decision) {

@@ -45,6 +45,8 @@ const nicoll_tuning_t *nicoll_tuning_embedded(void);
 /* Where the table came from: its path, or "embedded default"; and its provenance line. */
 const char *nicoll_tuning_name(const nicoll_tuning_t *table);
 const char *nicoll_tuning_provenance(const nicoll_tuning_t *table);
+/* A digest of the table's text: ranks that must decide alike compare it. */
+unsigned long long nicoll_tuning_digest(const nicoll_tuning_t *table);
 
 /* The decision of the first rule matching (section, comm_size, bytes, nodes, ppn); nodes and ppn
  * 0 when unknown. Returns 1 with *decision set, or 0 when the table has no rules for the section

@@ -71,6 +71,7 @@ struct Table {
     std::array<std::vector<Rule>, kSections> sections;
     std::array<bool, kSections> present{};  // the file has this section
     std::string provenance;                 // provenance.generated_by, or empty
+    std::uint64_t digest = 0;               // FNV-1a of the text: ranks compare tables by it
 };
 
 // Everything wrong with a file, each "NAME:LINE:COL: PATH: REASON" (PATH is the JSON path,

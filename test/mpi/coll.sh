@@ -95,6 +95,18 @@ runs='1 auto      auto auto auto               auto  auto auto -
 2 binary    auto rd   auto               1048576 8  shm  -
 3 flat      auto ab   auto               3145728 2  shm  -
 5 kbinomial 7    auto auto               auto  16   auto nicoll,tuned,basic,libnbc,self'
+# The several-MB message of test_coll (--large) for a run: 16 windows' worth of bytes where the
+# flow-control window (credits x packet size) is under 64 KiB. A sender waits for a credit
+# return every window, and on a loaded machine, with ranks yielding their cores to other
+# processes, each wait can cost a scheduler time slice: a 3 MiB message in 1000-byte packets
+# with one credit took minutes beside two busy loops, where the run's other checks take seconds.
+large_for() { # PACKET CREDITS
+    case $1$2 in
+        *[!0-9]*) echo 3145733 ;;
+        *) if [ $(($1 * $2)) -lt 65536 ]; then echo $((16 * $1 * $2 + 1)); else echo 3145733; fi ;;
+    esac
+}
+
 seed=0
 while read -r np bcast k allgather barrier packet credits transport list; do
     [ -n "$np" ] || continue
@@ -107,7 +119,8 @@ while read -r np bcast k allgather barrier packet credits transport list; do
         --mca coll_nicoll_barrier_algorithm "$barrier" \
         --mca coll_nicoll_packet_size "$packet" --mca coll_nicoll_credits "$credits" \
         --mca coll_nicoll_transport "$transport" \
-        "$program" $flags --packet-size "$(packet_sizes "$packet" "$np")" --seed "$seed"
+        "$program" $flags --packet-size "$(packet_sizes "$packet" "$np")" --seed "$seed" \
+        --large "$(large_for "$packet" "$credits")"
     report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, transport $transport, $list]"
 done <<RUNS
 $runs

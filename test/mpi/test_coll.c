@@ -15,7 +15,9 @@
  *                x type cases (MPI_BYTE, MPI_INT, MPI_DOUBLE, a vector, a struct and a resized
  *                type with gaps, N MPI_INT received as one contiguous type of N ints, a vector
  *                received as MPI_INT) x counts 0, 1, each packet boundary -1/0/+1 (from
- *                --packet-size) and a several-MB message (--large).
+ *                --packet-size) and a several-MB message (--large), each with one root (or
+ *                MPI_IN_PLACE or not), rotating so that every count meets every root; counts
+ *                of 1 MiB and more with one type case each, rotating.
  *   nonblocking  the same sweep with MPI_Ibcast and MPI_Iallgather, each completed by MPI_Wait.
  *   barrier      MPI_Barrier and MPI_Ibarrier (MPI_Test loop) on both communicators, each rank in
  *                turn entering late: no rank may leave before the last one entered (one
@@ -557,9 +559,16 @@ static int counts_for(size_t unit, long large, int *counts)
 
 /* --- sections ------------------------------------------------------------------------------ */
 
-/* Type case x count x every root (bcast) or with and without MPI_IN_PLACE (allgather). The
- * several-MB message, slow on an oversubscribed machine, runs once per type case: with the
- * root, or MPI_IN_PLACE or not, rotating over the type cases. */
+/* Messages from this size on run with one type case each: they pack and unpack through the
+ * same code as smaller ones, and each takes tens of milliseconds to fill, move and check. */
+#define SWEEP_ONE_TYPE_BYTES (1L << 20)
+
+/* Type case x count, each with one variant: a root (bcast) or with or without MPI_IN_PLACE
+ * (allgather), rotating over the type cases, so that on up to 8 ranks every count also runs with
+ * every root and both variants. Pairs, not the whole product: each call costs milliseconds on an
+ * oversubscribed machine, more on a loaded one, and the product on 8 ranks is 8 times longer
+ * without covering a pair more. Counts of SWEEP_ONE_TYPE_BYTES and more run with one type case,
+ * rotating too. */
 static int sweep(const comm_info_t *c, int coll, int *calls)
 {
     int ok = 1, bcast = C_BCAST == base_coll(coll);
@@ -570,19 +579,20 @@ static int sweep(const comm_info_t *c, int coll, int *calls)
         int counts[MAX_COUNTS];
         int n = counts_for(tcases[t].send->size, bcast ? opt.large : opt.large / c->size, counts);
         for (int i = 0; i < n; ++i) {
-            int variants = bcast ? c->size : 2, large = n - 1 == i;
-            for (int v = 0; v < variants; ++v) {
-                if (large && v != t % variants) continue;
-                op_t op = {.coll = coll,
-                           .c = c,
-                           .root = bcast ? v : 0,
-                           .tc = &tcases[t],
-                           .count = counts[i],
-                           .in_place = !bcast && 1 == v,
-                           .seed = ++seq};
-                ok &= run_one(&op);
-                ++*calls;
+            if ((long) counts[i] * (long) tcases[t].send->size >= SWEEP_ONE_TYPE_BYTES &&
+                0 != (t + i) % N_TCASES) {
+                continue;
             }
+            int v = (t + i) % (bcast ? c->size : 2);
+            op_t op = {.coll = coll,
+                       .c = c,
+                       .root = bcast ? v : 0,
+                       .tc = &tcases[t],
+                       .count = counts[i],
+                       .in_place = !bcast && 1 == v,
+                       .seed = ++seq};
+            ok &= run_one(&op);
+            ++*calls;
         }
     }
     return ok;
@@ -600,10 +610,11 @@ static void section_sweep(const comm_info_t *comms, int ncomms, int nonblocking)
             int n = counts_for(1, opt.large, counts), ncases = 0;
             for (int t = 0; t < N_TCASES; ++t) ncases += NULL != usable(coll, t);
             snprintf(what, sizeof what,
-                     "%s on %s (%d ranks): %d calls, %d type cases x %d counts (0, 1, packet "
-                     "boundaries -1/0/+1, %ld bytes) x %s: byte-exact, gaps and guards untouched",
+                     "%s on %s (%d ranks): %d calls over %d type cases x %d counts (0, 1, "
+                     "packet boundaries -1/0/+1, %ld bytes; from 1 MiB one type case each), %s: "
+                     "byte-exact, gaps and guards untouched",
                      coll_mpi_names[coll], c->name, c->size, calls, ncases, n, opt.large,
-                     C_BCAST == b ? "every root" : "with/without MPI_IN_PLACE");
+                     C_BCAST == b ? "roots rotating" : "with/without MPI_IN_PLACE rotating");
             report(ok, what);
         }
     }
@@ -853,8 +864,10 @@ static void section_concurrency(const comm_info_t *world, int rounds)
         int len1 = 1 + random_below(&shared, MAX_P2P - 1), len2 = random_below(&shared, MAX_P2P);
         int coll = round % N_COLLS;
         int tc = random_below(&shared, N_TCASES);
+        /* a few packets' worth of bytes in one round of three */
         int count = random_below(&shared, 3) ? random_below(&shared, 3000)
-                                              : (int) (opt.packet_sizes[0] * 3 + 1);
+                                              : (int) ((opt.packet_sizes[0] * 3 + 1) /
+                                                       (long) tcases[tc].send->size) + 1;
         int root = random_below(&shared, world_size);
         MPI_Request p2p[4];
         MPI_Status st[4];

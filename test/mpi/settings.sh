@@ -1,0 +1,58 @@
+#!/bin/sh
+# Settings that ranks must share (coll/coll_nicoll_settings.c), started different on some ranks
+# (mpirun's MPMD form, each part with its own -x OMPI_MCA_coll_nicoll_...): nicoll declines
+# every communicator they differ on, rank 0 names the variable, the ranks and their values in
+# one line, and test_coll's checks all pass on the next component (coll/basic). A control run
+# with the same value on every rank shows that nicoll then runs everything.
+. "$top_srcdir/test/lib.sh"
+
+mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+log=$dir/log
+program="$top_builddir/test/mpi/test_coll --sections blocking,nonblocking,barrier --large 100000"
+printf '{"version": 1, "bcast": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "chain"}]}\n' \
+    >"$dir/chain.json"
+
+# run VARIABLE VALUE0 VALUE1: rank 0 with coll_nicoll_VARIABLE=VALUE0, two more ranks with VALUE1
+run() {
+    mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
+        -np 1 -x "OMPI_MCA_coll_nicoll_$1=$2" $program : \
+        -np 2 -x "OMPI_MCA_coll_nicoll_$1=$3" $program >"$log" 2>&1
+    status=$?
+    checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+    passed=$(grep -c '^ok - ' "$log")
+    echo "# coll_nicoll_$1 $2 | $3: test_coll $passed of ${checks:-?} checks passed, exit $status"
+    grep -e '^not ok' -e 'nicoll: communicator' "$log" | head -5 | sed 's/^/# /'
+}
+all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
+# count_of C FIELD: rank 0's coll_nicoll_stats count of FIELD (calls, fallbacks) for collective C
+count_of() { sed -n "s/.*nicoll: stats rank 0 $1: .*$2 \([0-9]*\).*/\1/p" "$log"; }
+declined() {
+    [ "$(count_of bcast calls)" = 0 ] && [ "$(count_of allgather calls)" = 0 ] &&
+        [ "$(count_of barrier calls)" = 0 ] && [ "$(count_of bcast fallbacks)" -gt 0 ]
+}
+served() { [ "$(count_of bcast calls)" -gt 0 ] && [ "$(count_of bcast fallbacks)" = 0 ]; }
+
+for case in "credits 2 16" "packet_size 4096 1000" "bcast_algorithm binomial chain" \
+            "bcast_k 2 3" "allgather_algorithm rd ab" "barrier_algorithm dissemination recursive_doubling" \
+            "transport shm pml" "tuning_file $dir/chain.json ''"; do
+    set -- $case
+    [ "$3" = "''" ] && set -- "$1" "$2" ""
+    run "$@"
+    shown1=$2 shown2=$3
+    case $1 in tuning_file) shown1="a table of digest" shown2="a table of digest" ;; esac
+    warning="nicoll: communicator MPI_COMM_WORLD (cid 0): coll_nicoll_$1 differs across ranks: $shown1[^,]* on rank 0, $shown2[^,]* on rank 1 (2 of 3 ranks differ from rank 0); nicoll declines this communicator"
+    check "coll_nicoll_$1 $2 on rank 0, ${3:-empty} on ranks 1-2: one line names it, the ranks and the values" \
+        [ "$(grep -c -- "$warning" "$log")" -eq 1 ]
+    check "... every test_coll check passes on the next component" all_passed
+    check "... nicoll ran no bcast, barrier or allgather and counted fallbacks" declined
+done
+
+# The control: the same MPMD form, one value everywhere.
+run credits 2 2
+check "coll_nicoll_credits 2 on every rank: no line about differing settings" \
+    [ "$(grep -c 'differs across ranks' "$log")" -eq 0 ]
+check "... every test_coll check passes" all_passed
+check "... nicoll ran the collectives, with no fallback" served
+tap_done
