@@ -236,11 +236,12 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m);
  * (coll_nicoll_settings.c): numbers, table indexes or NICOLL_AUTO, and the tuning table's digest. */
 typedef struct nicoll_settings {
     int64_t packet_size, credits, bcast_algorithm, bcast_k, allgather_algorithm,
-        barrier_algorithm, transport, tuning;
+        barrier_algorithm, transport, tuning, thread_multiple;
 } nicoll_settings_t;
 void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s);
-/* Whether every rank's settings (`of`, one per rank, `stride` bytes apart) are alike; where not,
- * rank 0 names the first that differs. Every rank gets the same answer from the same array. */
+/* Whether every rank's settings (`of`, one per rank, `stride` bytes apart) are alike, and allow
+ * nicoll (not MPI_THREAD_MULTIPLE); where they differ, rank 0 names the first that does. Every
+ * rank gets the same answer from the same array. */
 bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of, size_t stride);
 
 /* The exchange at a communicator's setup, with the previous component's allgather (a collective

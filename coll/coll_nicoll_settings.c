@@ -6,6 +6,7 @@
  * communicator's setup (coll_nicoll_locality.c), every rank compares all of them alike, and where
  * any differs every rank declines the communicator: its collectives go to the previous component.
  * Rank 0 of the communicator names the first setting that differs, the ranks and their values.
+ * A communicator whose ranks run with MPI_THREAD_MULTIPLE is declined too (verbose 10 says so).
  */
 #include "coll_nicoll.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "nicoll_tuning.h"
+#include "ompi/runtime/mpiruntime.h"
 
 #define NICOLL_C (&mca_coll_nicoll_component)
 
@@ -22,18 +24,20 @@
 typedef enum { AS_NUMBER, AS_BCAST, AS_ALLGATHER, AS_BARRIER, AS_TRANSPORT, AS_DIGEST } shown_as_t;
 
 static const struct {
-    const char *variable; /* the MCA variable, without coll_nicoll_ */
-    size_t offset;        /* an int64_t in nicoll_settings_t */
+    const char *name; /* the MCA variable, or what else it is */
+    size_t offset;    /* an int64_t in nicoll_settings_t */
     shown_as_t as;
 } settings[] = {
-    {"packet_size", offsetof(nicoll_settings_t, packet_size), AS_NUMBER},
-    {"credits", offsetof(nicoll_settings_t, credits), AS_NUMBER},
-    {"bcast_algorithm", offsetof(nicoll_settings_t, bcast_algorithm), AS_BCAST},
-    {"bcast_k", offsetof(nicoll_settings_t, bcast_k), AS_NUMBER},
-    {"allgather_algorithm", offsetof(nicoll_settings_t, allgather_algorithm), AS_ALLGATHER},
-    {"barrier_algorithm", offsetof(nicoll_settings_t, barrier_algorithm), AS_BARRIER},
-    {"transport", offsetof(nicoll_settings_t, transport), AS_TRANSPORT},
-    {"tuning_file", offsetof(nicoll_settings_t, tuning), AS_DIGEST},
+    {"coll_nicoll_packet_size", offsetof(nicoll_settings_t, packet_size), AS_NUMBER},
+    {"coll_nicoll_credits", offsetof(nicoll_settings_t, credits), AS_NUMBER},
+    {"coll_nicoll_bcast_algorithm", offsetof(nicoll_settings_t, bcast_algorithm), AS_BCAST},
+    {"coll_nicoll_bcast_k", offsetof(nicoll_settings_t, bcast_k), AS_NUMBER},
+    {"coll_nicoll_allgather_algorithm", offsetof(nicoll_settings_t, allgather_algorithm),
+     AS_ALLGATHER},
+    {"coll_nicoll_barrier_algorithm", offsetof(nicoll_settings_t, barrier_algorithm), AS_BARRIER},
+    {"coll_nicoll_transport", offsetof(nicoll_settings_t, transport), AS_TRANSPORT},
+    {"coll_nicoll_tuning_file", offsetof(nicoll_settings_t, tuning), AS_DIGEST},
+    {"MPI_THREAD_MULTIPLE", offsetof(nicoll_settings_t, thread_multiple), AS_NUMBER},
 };
 
 void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s)
@@ -51,7 +55,8 @@ void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s)
                              .allgather_algorithm = NICOLL_C->allgather_algorithm,
                              .barrier_algorithm = NICOLL_C->barrier_algorithm,
                              .transport = NICOLL_C->transport,
-                             .tuning = (int64_t) tuning};
+                             .tuning = (int64_t) tuning,
+                             .thread_multiple = ompi_mpi_thread_multiple};
 }
 
 static int64_t value(const nicoll_settings_t *s, size_t i)
@@ -100,12 +105,19 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
             show(mine, sizeof(mine), i, value(OF(0), i));
             show(theirs, sizeof(theirs), i, value(OF(first), i));
             opal_output(0,
-                        "nicoll: communicator %s (cid %u): coll_nicoll_%s differs across ranks: "
+                        "nicoll: communicator %s (cid %u): %s differs across ranks: "
                         "%s on rank 0, %s on rank %d (%d of %d ranks differ from rank 0); "
                         "nicoll declines this communicator, the next component serves it",
                         m->transport.comm->c_name, (unsigned) m->transport.comm->c_contextid,
-                        settings[i].variable, mine, theirs, first, differing, size);
+                        settings[i].name, mine, theirs, first, differing, size);
         }
+        return false;
+    }
+    /* Alike on every rank, but nicoll's requests, counters and transports are not yet safe
+     * against collectives from several threads. */
+    if (OF(0)->thread_multiple) {
+        NICOLL_VERBOSE(10, "declining communicator %s (cid %u): MPI_THREAD_MULTIPLE",
+                       m->transport.comm->c_name, (unsigned) m->transport.comm->c_contextid);
         return false;
     }
 #undef OF

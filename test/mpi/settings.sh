@@ -49,6 +49,27 @@ for case in "credits 2 16" "packet_size 4096 1000" "bcast_algorithm binomial cha
     check "... nicoll ran no bcast, barrier or allgather and counted fallbacks" declined
 done
 
+# MPI_THREAD_MULTIPLE on rank 0 only: the thread level differs; on every rank: verbose 10 says
+# why nicoll declines.
+mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
+    -np 1 $program --thread-multiple : -np 2 $program >"$log" 2>&1
+status=$?
+checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+passed=$(grep -c '^ok - ' "$log")
+check "MPI_THREAD_MULTIPLE on rank 0 only: one line names it and the ranks" \
+    [ "$(grep -c "MPI_COMM_WORLD (cid 0): MPI_THREAD_MULTIPLE differs across ranks: 1 on rank 0, 0 on rank 1" "$log")" -eq 1 ]
+check "... every test_coll check passes on the next component" all_passed
+check "... nicoll counted fallbacks and ran nothing" declined
+mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 --mca coll_nicoll_verbose 10 \
+    -np 3 $program --thread-multiple >"$log" 2>&1
+status=$?
+checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+passed=$(grep -c '^ok - ' "$log")
+check "MPI_THREAD_MULTIPLE on every rank: verbose 10 says nicoll declines for it" \
+    grep -q "nicoll: declining communicator MPI_COMM_WORLD (cid 0): MPI_THREAD_MULTIPLE" "$log"
+check "... every test_coll check passes on the next component" all_passed
+check "... nicoll counted fallbacks and ran nothing" declined
+
 # The control: the same MPMD form, one value everywhere.
 run credits 2 2
 check "coll_nicoll_credits 2 on every rank: no line about differing settings" \

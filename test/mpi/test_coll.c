@@ -40,8 +40,10 @@
  * --uniform-bcast leaves out the bcasts whose root and receivers use different datatypes, for
  * checking the test against coll/tuned, which cannot do them (see usable()).
  *
+ * --thread-multiple initialises MPI with MPI_THREAD_MULTIPLE (the test itself uses one thread).
+ *
  * usage: test_coll [--expect-nicoll] [--uniform-bcast] [--packet-size BYTES[,BYTES...]]
- *                  [--large BYTES] [--seed N] [--sections LIST]
+ *                  [--large BYTES] [--seed N] [--sections LIST] [--thread-multiple]
  */
 #include <mpi.h>
 
@@ -1031,6 +1033,9 @@ static int parse_options(int argc, char **argv)
             opt.uniform_bcast = 1;
             continue;
         }
+        if (0 == strcmp(a, "--thread-multiple")) { /* read by main() before MPI_Init_thread */
+            continue;
+        }
         if (NULL == v) {
             snprintf(why, sizeof why, "%s: unknown option or missing value", a);
             break;
@@ -1083,7 +1088,7 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr,
                     "test_coll: %s\nusage: test_coll [--expect-nicoll] [--uniform-bcast] "
                     "[--packet-size BYTES[,BYTES...]] [--large BYTES] [--seed N] [--sections "
-                    "LIST]\n",
+                    "LIST] [--thread-multiple]\n",
                     why);
         }
         return 2;
@@ -1093,9 +1098,13 @@ static int parse_options(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MPI_Init(&argc, &argv);
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    int provided, level = MPI_THREAD_SINGLE;
+    for (int i = 1; i < argc; ++i) {
+        if (0 == strcmp(argv[i], "--thread-multiple")) level = MPI_THREAD_MULTIPLE;
+    }
+    MPI_Init_thread(&argc, &argv, level, &provided);
+    /* the same level: Open MPI 4.1's MPI_T_init_thread sets the process's thread level anew */
+    MPI_T_init_thread(level, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     if (0 != parse_options(argc, argv)) {
