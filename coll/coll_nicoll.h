@@ -93,6 +93,7 @@ typedef struct nicoll_component {
     char *credits_name;
     char *transport_name;
     char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
+    char *fault;       /* coll_nicoll_fault: a set-up step to fail, for tests */
 
     /* derived from them: an engine table index, a number, or NICOLL_AUTO */
     int bcast_algorithm;
@@ -166,7 +167,9 @@ typedef struct nicoll_transport {
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
                                 * packets to offer again (nicsim_group_progress) */
     nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
-    bool declined;             /* the ranks' settings differ: the previous component serves all */
+    bool set_up;               /* the first collective set the communicator up (or failed to) */
+    bool declined;             /* the ranks' settings differ, or a rank failed to set up: the
+                                * previous component serves every collective */
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -217,6 +220,9 @@ typedef struct nicoll_module {
     mca_coll_base_module_t *previous_iallgather_module;
     mca_coll_base_module_ibarrier_fn_t previous_ibarrier;
     mca_coll_base_module_t *previous_ibarrier_module;
+    /* for agreeing at set-up only: nicoll provides no allreduce */
+    mca_coll_base_module_allreduce_fn_t previous_allreduce;
+    mca_coll_base_module_t *previous_allreduce_module;
 
     /* The communicator's nodes and the most of its ranks on one node, for tuning rules with
      * nodes or ppn; 0 until the locality is gathered (coll_nicoll_locality.c). */
@@ -246,11 +252,18 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
 
 /* The exchange at a communicator's setup, with the previous component's allgather (a collective
  * call): writes the ranks in locality order, the same on every rank, and whether every rank's
- * settings agree. */
-int nicoll_setup_exchange(nicoll_module_t *m, int *order, bool *agree);
+ * settings agree. `ok`: this rank is fit to take part; where one rank is not (or cannot allocate
+ * the exchange's buffer), every rank returns OMPI_ERR_OUT_OF_RESOURCE before the allgather. */
+int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, bool *agree);
 /* Whether the communicator's collectives go to the previous component: its ranks' settings
- * differ. Sets the communicator up at its first collective. */
+ * differ, or one could not set up. Sets the communicator up at its first collective. */
 bool nicoll_declined(nicoll_module_t *m);
+/* Whether `ok` holds on every rank (the previous component's allreduce, collective): a local
+ * failure during set-up reaches every rank, so all take the same path. False where the
+ * communicator has no previous allreduce or it fails. */
+bool nicoll_all_ok(nicoll_module_t *m, bool ok);
+/* For tests (coll_nicoll_fault): whether this pass through set-up step `site` is to fail. */
+bool nicoll_fault(const char *site);
 
 /*
  * One collective in flight: the engine request, and what to do with the user's buffer when it

@@ -119,6 +119,13 @@ static nicoll_param_t nicoll_params[] = {
      "default table. The MCA variables above override it where they are not auto; a file with "
      "an error gets one warning and the embedded default is used.",
      &NICOLL_C->tuning_file, {0, 0, 0, NULL}, NULL},
+    {"fault", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_9,
+     "For tests: SITE or SITE:N makes this process fail the Nth pass (the first by default) "
+     "through a set-up step: transport (the PML transport's buffers), setup (the set-up "
+     "exchange's buffers), group (the engine group), shm_map (mapping the shared segment), "
+     "shm_probe (reading a peer's memory). Every rank then takes the same path: nicoll declines "
+     "the communicator, or uses the PML instead of shared memory. Empty: no fault.",
+     &NICOLL_C->fault, {0, 0, 0, NULL}, NULL},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -320,6 +327,23 @@ int nicoll_credits(int comm_size)
     }
     int credits = NICOLL_AUTO_RECV_SLOTS / (comm_size > 1 ? comm_size - 1 : 1);
     return credits < 1 ? 1 : credits > NICOLL_AUTO_CREDITS ? NICOLL_AUTO_CREDITS : credits;
+}
+
+bool nicoll_fault(const char *site)
+{
+    static unsigned long passes; /* through the named site so far */
+    const char *spec = NICOLL_C->fault;
+    const size_t n = strlen(site);
+    if (NULL == spec || 0 != strncmp(spec, site, n) || (':' != spec[n] && '\0' != spec[n])) {
+        return false;
+    }
+    const unsigned long nth = ':' == spec[n] ? strtoul(spec + n + 1, NULL, 10) : 1;
+    if (++passes != nth) {
+        return false;
+    }
+    opal_output(0, "nicoll: coll_nicoll_fault=%s: failing set-up step %s (pass %lu) on this process",
+                spec, site, nth);
+    return true;
 }
 
 static int nicoll_open(void)

@@ -68,13 +68,22 @@ static int by_place(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-int nicoll_setup_exchange(nicoll_module_t *m, int *order, bool *agree)
+int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, bool *agree)
 {
     struct ompi_communicator_t *comm = m->transport.comm;
     const int size = ompi_comm_size(comm);
-    nicoll_place_t *places = malloc((size_t) size * sizeof(*places));
-    if (NULL == places) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    nicoll_place_t *places = nicoll_fault("setup") ? NULL : malloc((size_t) size * sizeof(*places));
+    /* A rank without room for every rank's place cannot join the allgather: all learn it first. */
+    *agree = nicoll_all_ok(m, ok && NULL != places);
+    if (!*agree) {
+        if (0 == ompi_comm_rank(comm)) {
+            opal_output(0, "nicoll: communicator %s (cid %u): a rank could not allocate its "
+                           "transport or set-up buffers; nicoll declines this communicator, the "
+                           "next component serves it",
+                        comm->c_name, (unsigned) comm->c_contextid);
+        }
+        free(places);
+        return OMPI_SUCCESS;
     }
     nicoll_place_t mine = {.node = node_hash(), .package = my_package(),
                            .rank = ompi_comm_rank(comm)};

@@ -19,6 +19,7 @@ static void nicoll_module_construct(nicoll_module_t *m)
     m->transport.shm = NULL;
     m->previous_bcast_module = m->previous_allgather_module = m->previous_barrier_module = NULL;
     m->previous_ibcast_module = m->previous_iallgather_module = m->previous_ibarrier_module = NULL;
+    m->previous_allreduce_module = NULL;
     m->nodes = m->ppn = 0;
     memset(m->decided, 0, sizeof(m->decided));
 }
@@ -29,7 +30,8 @@ static void nicoll_module_destruct(nicoll_module_t *m)
     mca_coll_base_module_t *previous[] = {m->previous_bcast_module,  m->previous_allgather_module,
                                           m->previous_barrier_module, m->previous_ibcast_module,
                                           m->previous_iallgather_module,
-                                          m->previous_ibarrier_module};
+                                          m->previous_ibarrier_module,
+                                          m->previous_allreduce_module};
     for (size_t i = 0; i < sizeof(previous) / sizeof(previous[0]); ++i) {
         if (NULL != previous[i]) {
             OBJ_RELEASE(previous[i]);
@@ -66,12 +68,14 @@ static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     NICOLL_SAVE(m, comm, ibcast);
     NICOLL_SAVE(m, comm, iallgather);
     NICOLL_SAVE(m, comm, ibarrier);
+    NICOLL_SAVE(m, comm, allreduce);
 
     /* Failing here would drop nicoll on this rank only, leaving its peers waiting for packets it
-     * never sends; a failed transport fails this communicator's collectives instead. */
+     * never sends; a failed transport is reported at the first collective's set-up instead, which
+     * every rank then declines. */
     nicsim_status_t s = nicoll_transport_init(&m->transport, comm);
     if (NICSIM_OK != s) {
-        opal_output(0, "nicoll: communicator %s (cid %u): cannot create the engine group: %s",
+        opal_output(0, "nicoll: communicator %s (cid %u): cannot create the transport: %s",
                     comm->c_name, (unsigned) comm->c_contextid, nicsim_status_string(s));
         return OMPI_SUCCESS;
     }

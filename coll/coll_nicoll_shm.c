@@ -28,8 +28,9 @@
  *
  * Set-up is collective, at the communicator's first nicoll collective: rank 0 creates the
  * segment, every rank learns its name and maps it and reads a word from a peer to prove that
- * cross-memory attach is allowed, and all agree (with the previous component's allgather) to use
- * it or not; then rank 0 unlinks the name, so nothing is left behind even if the job dies.
+ * cross-memory attach is allowed, and all agree (nicoll_all_ok) to use it or not, so a rank that
+ * cannot allocate, map or read its peer takes every rank to the PML with it; then rank 0 unlinks
+ * the name, so nothing is left behind even if the job dies.
  */
 #include "coll_nicoll.h"
 
@@ -241,6 +242,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     bool ok = NULL != s && NULL != hello && NULL != s->pids && NULL != s->sent_head &&
               NULL != s->tail_seen && NULL != s->apart_until && NULL != s->taken &&
               s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE;
+    /* A rank without its tables (or room for every rank's hello) cannot join what follows. */
+    ok = nicoll_all_ok(m, ok);
 
     /* Rank 0 makes the segment (zero-filled: every ring empty) and names it. */
     static unsigned serial;
@@ -249,15 +252,15 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (0 == rank && ok) {
         snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
                  (unsigned) comm->c_contextid, serial++);
-        s->base = map(mine.name, s->bytes, true);
+        s->base = nicoll_fault("shm_map") ? NULL : map(mine.name, s->bytes, true);
         mine.ok = NULL != s->base;
     }
-    int rc = m->previous_allgather(&mine, sizeof(mine), MPI_BYTE, NULL == hello ? &mine : hello,
-                                   NULL == hello ? 0 : sizeof(mine), MPI_BYTE, comm,
-                                   m->previous_allgather_module);
+    int rc = !ok ? OMPI_SUCCESS
+                 : m->previous_allgather(&mine, sizeof(mine), MPI_BYTE, hello, sizeof(mine),
+                                         MPI_BYTE, comm, m->previous_allgather_module);
     ok = ok && OMPI_SUCCESS == rc && hello[0].ok;
     if (ok && 0 != rank) {
-        s->base = map(hello[0].name, s->bytes, false);
+        s->base = nicoll_fault("shm_map") ? NULL : map(hello[0].name, s->bytes, false);
         ok = NULL != s->base;
     }
     if (ok) {
@@ -272,18 +275,12 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         uint64_t word = 0;
         struct iovec local = {&word, sizeof(word)};
         struct iovec remote = {(void *) (uintptr_t) hello[peer].probe, sizeof(word)};
-        ok = sizeof(word) == process_vm_readv(s->pids[peer], &local, 1, &remote, 1, 0) &&
+        ok = !nicoll_fault("shm_probe") &&
+             sizeof(word) == process_vm_readv(s->pids[peer], &local, 1, &remote, 1, 0) &&
              nicoll_shm_probe_word == word;
     }
     /* Everyone uses the segment, or no one does. */
-    int32_t my_ok = ok, *oks = calloc((size_t) size, sizeof(*oks));
-    rc = NULL == oks ? OMPI_ERR_OUT_OF_RESOURCE
-                     : m->previous_allgather(&my_ok, 1, MPI_INT32_T, oks, 1, MPI_INT32_T, comm,
-                                             m->previous_allgather_module);
-    for (int i = 0; i < size && OMPI_SUCCESS == rc; ++i) {
-        ok = ok && oks[i];
-    }
-    ok = ok && OMPI_SUCCESS == rc;
+    ok = nicoll_all_ok(m, ok);
     if (0 == rank && NULL != s && NULL != s->base) {
         shm_unlink(mine.name); /* every rank has mapped it, or none will */
     }
@@ -303,7 +300,6 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                        comm->c_name, (unsigned) comm->c_contextid);
     }
     free(hello);
-    free(oks);
     if (!ok && NULL != s) {
         unmap(s);
         s = NULL;

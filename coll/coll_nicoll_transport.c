@@ -170,7 +170,9 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     t->recv_slots = credits * (size - 1);
     /* As many sends in flight as a root of a chain or a binomial tree's top keeps busy. */
     t->send_slots = credits < 4 ? 4 * credits : 16;
-    t->buffers = malloc((size_t) (t->recv_slots + t->send_slots) * t->slot_bytes);
+    t->buffers = nicoll_fault("transport")
+                     ? NULL
+                     : malloc((size_t) (t->recv_slots + t->send_slots) * t->slot_bytes);
     t->recv = calloc(t->recv_slots, sizeof(*t->recv));
     t->send = calloc(t->send_slots, sizeof(*t->send));
     t->credits = credits;
@@ -179,54 +181,96 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     return t->error;
 }
 
+/*
+ * Sets the communicator up, once, at its first nicoll collective, which every rank calls at the
+ * same point:
+ *   1. the exchange of places and settings (nicoll_setup_exchange); a rank unfit to take part
+ *      (its transport or this function's buffer not allocated) says so first, and every rank
+ *      then declines the communicator, as where the settings differ;
+ *   2. the shared-memory transport, where every rank can use it (nicoll_shm_setup agrees);
+ *   3. the engine group, which every rank must have made, or every rank declines.
+ * Without a previous allgather (on every rank alike) the trees use rank order, the settings go
+ * unchecked and a local failure stays local: this rank's collectives return the error.
+ */
 nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
 {
     nicoll_transport_t *t = &m->transport;
-    if (NULL != t->group || NICSIM_OK != t->error || t->declined) {
+    if (t->set_up) {
         return t->error;
     }
+    t->set_up = true;
     const int size = ompi_comm_size(t->comm);
     int *order = malloc((size_t) size * sizeof(*order));
-    if (NULL == order) {
-        return t->error = NICSIM_ERR_NO_MEMORY;
+    const bool fit = NICSIM_OK == t->error && NULL != order;
+    if (NULL == m->previous_allgather && !fit) {
+        free(order);
+        return t->error = NICSIM_OK != t->error ? t->error : NICSIM_ERR_NO_MEMORY;
     }
-    /* Without a previous allgather (on every rank alike) the trees use rank order and the
-     * settings go unchecked. */
     t->starting = true;
     bool agree = true;
-    int rc = NULL == m->previous_allgather ? OMPI_SUCCESS : nicoll_setup_exchange(m, order, &agree);
-    if (OMPI_SUCCESS == rc && !agree) {
-        t->starting = false;
-        t->declined = true;
-        free(order);
-        return t->error;
-    }
-    if (OMPI_SUCCESS == rc && NULL != (t->shm = nicoll_shm_setup(m))) {
+    int rc = NULL == m->previous_allgather ? OMPI_SUCCESS
+                                           : nicoll_setup_exchange(m, fit, order, &agree);
+    if (OMPI_SUCCESS == rc && agree && NULL != (t->shm = nicoll_shm_setup(m))) {
         free(t->buffers); /* the PML's slots are not needed */
         free(t->recv);
         free(t->send);
         t->buffers = NULL;
         t->recv = t->send = NULL;
     }
-    t->starting = false;
-    nicsim_transport_t ops = {.context = t, .send = send_packet};
-    /* Over shared memory the rings are the credits: a sender writes only into a free slot, whose
-     * count it reads from the receiver's tail, so the engine keeps no window of its own. */
-    nicsim_group_config_t config = {.credits = NULL != t->shm ? 0 : t->credits,
-                                    .order = NULL == m->previous_allgather ? NULL : order};
-    t->error = OMPI_SUCCESS != rc
-                   ? NICSIM_ERR_TRANSPORT
-                   : nicsim_group_create(ompi_comm_rank(t->comm), size, &ops, &config, &t->group);
-    if (NICSIM_OK == t->error && NULL != config.order && size <= 64) {
-        char line[64 * 8] = "";
-        for (int i = 0, used = 0; i < size; ++i) {
-            used += snprintf(line + used, sizeof(line) - used, " %d", order[i]);
+    if (OMPI_SUCCESS != rc) {
+        t->error = NICSIM_ERR_TRANSPORT;
+    } else if (agree) {
+        nicsim_transport_t ops = {.context = t, .send = send_packet};
+        /* Over shared memory the rings are the credits: a sender writes only into a free slot,
+         * whose count it reads from the receiver's tail, so the engine keeps no window of its
+         * own. */
+        nicsim_group_config_t config = {.credits = NULL != t->shm ? 0 : t->credits,
+                                        .order = NULL == m->previous_allgather ? NULL : order};
+        t->error = nicoll_fault("group") ? NICSIM_ERR_NO_MEMORY
+                                         : nicsim_group_create(ompi_comm_rank(t->comm), size,
+                                                               &ops, &config, &t->group);
+        if (NICSIM_OK != t->error) {
+            opal_output(0, "nicoll: communicator %s (cid %u): cannot create the engine group: %s",
+                        t->comm->c_name, (unsigned) t->comm->c_contextid,
+                        nicsim_status_string(t->error));
         }
-        NICOLL_VERBOSE(10, "communicator %s (cid %u): ranks in locality order:%s",
-                       t->comm->c_name, (unsigned) t->comm->c_contextid, line);
+        agree = NULL == m->previous_allgather ? NICSIM_OK == t->error
+                                              : nicoll_all_ok(m, NICSIM_OK == t->error);
+        if (!agree && 0 == ompi_comm_rank(t->comm)) {
+            opal_output(0, "nicoll: communicator %s (cid %u): a rank could not create its engine "
+                           "group; nicoll declines this communicator, the next component serves it",
+                        t->comm->c_name, (unsigned) t->comm->c_contextid);
+        }
+        if (NICSIM_OK == t->error && NULL != config.order && size <= 64) {
+            char line[64 * 8] = "";
+            for (int i = 0, used = 0; i < size; ++i) {
+                used += snprintf(line + used, sizeof(line) - used, " %d", order[i]);
+            }
+            NICOLL_VERBOSE(10, "communicator %s (cid %u): ranks in locality order:%s",
+                           t->comm->c_name, (unsigned) t->comm->c_contextid, line);
+        }
     }
+    if (!agree) { /* every rank alike: the previous component serves the communicator */
+        nicsim_group_free(t->group);
+        t->group = NULL;
+        nicoll_shm_fini(t->shm);
+        t->shm = NULL;
+        t->declined = true;
+        t->error = NICSIM_OK;
+    }
+    t->starting = false;
     free(order);
     return t->error;
+}
+
+bool nicoll_all_ok(nicoll_module_t *m, bool ok)
+{
+    int32_t mine = ok, all = 0;
+    return NULL != m->previous_allreduce &&
+           OMPI_SUCCESS == m->previous_allreduce(&mine, &all, 1, MPI_INT32_T, MPI_MIN,
+                                                 m->transport.comm,
+                                                 m->previous_allreduce_module) &&
+           1 == all;
 }
 
 bool nicoll_declined(nicoll_module_t *m)

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Local failures during a communicator's set-up, injected on one rank with coll_nicoll_fault
+# (mpirun's MPMD form: only that rank's part gets -x OMPI_MCA_coll_nicoll_fault=SITE), on 3 and
+# 5 ranks. Every rank must take the same path and test_coll's checks must all pass:
+# - transport, setup, group (the first communicator set up, MPI_COMM_WORLD): rank 0 says a rank
+#   failed, and nicoll declines the communicator on every rank (its fallback counter grows);
+# - shm_map, shm_probe: every rank carries packets over the PML instead of shared memory, and
+#   nicoll still runs every collective (test_coll --expect-nicoll).
+# Before set-up agreed on failures, a rank that failed left its peers waiting for it forever.
+. "$top_srcdir/test/lib.sh"
+
+mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+program="$top_builddir/test/mpi/test_coll --sections blocking,nonblocking,barrier --large 100000"
+
+# inject NP RANK SITE [TEST_COLL_FLAGS...]: NP ranks, coll_nicoll_fault=SITE on rank RANK only
+inject() {
+    np=$1 faulty=$2 site=$3
+    shift 3 # the rest: test_coll's flags
+    parts=
+    [ "$faulty" -gt 0 ] && parts="-np $faulty $program $* :"
+    parts="$parts -np 1 -x OMPI_MCA_coll_nicoll_fault=$site $program $*"
+    [ "$faulty" -lt $((np - 1)) ] && parts="$parts : -np $((np - 1 - faulty)) $program $*"
+    # shellcheck disable=SC2086 # $parts is mpirun's MPMD command line
+    mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
+        --mca coll_nicoll_verbose 10 $parts >"$log" 2>&1
+    status=$?
+    checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
+    passed=$(grep -c '^ok - ' "$log")
+    echo "# fault $site on rank $faulty of $np: test_coll $passed of ${checks:-?} checks passed, exit $status"
+    grep -e '^not ok' -e 'coll_nicoll_fault' -e 'nicoll declines' "$log" | head -5 | sed 's/^/# /'
+}
+all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
+fallbacks() { sed -n 's/.*nicoll: stats rank 0 bcast: .*fallbacks \([0-9]*\).*/\1/p' "$log"; }
+
+for case in "3 1 transport" "5 4 transport" "3 2 setup" "5 0 setup" "3 1 group" "5 3 group"; do
+    set -- $case
+    inject "$@"
+    case $3 in
+        group) why="a rank could not create its engine group" ;;
+        *) why="a rank could not allocate its transport or set-up buffers" ;;
+    esac
+    check "fault $3 on rank $2 of $1: the faulty rank says so, rank 0 says nicoll declines MPI_COMM_WORLD" \
+        sh -c 'grep -q "coll_nicoll_fault=$2: failing set-up step $2 (pass 1)" "$1" &&
+               test "$(grep -c "MPI_COMM_WORLD (cid 0): $3; nicoll declines this communicator" "$1")" -eq 1' \
+        _ "$log" "$3" "$why"
+    check "... every test_coll check passes" all_passed
+    check "... nicoll counted the declined communicator's calls as fallbacks" [ "$(fallbacks)" -gt 0 ]
+done
+
+for case in "3 1 shm_map" "3 0 shm_map" "5 2 shm_map" "3 2 shm_probe" "5 4 shm_probe"; do
+    set -- $case
+    inject "$@" --expect-nicoll
+    check "fault $3 on rank $2 of $1: every rank carries packets over the PML" \
+        [ "$(grep -c "MPI_COMM_WORLD (cid 0): packets through the PML: a rank could not map" "$log")" -eq "$1" ]
+    check "... every test_coll check passes, nicoll running every collective" all_passed
+done
+tap_done
