@@ -7,10 +7,12 @@ iterations=${NICOLL_TEST_BARRIERS:-1000}
 expected_lines=6
 for np in 1 2 3 4 5 6 7 8; do
     for algorithm in dissemination recursive_doubling; do
+        started=$(date +%s)
         out=$(mpirun_test -np "$np" --mca coll nicoll,basic,libnbc,self \
                   --mca coll_nicoll_barrier_algorithm "$algorithm" \
                   "$top_builddir/test/mpi/test_barrier" "$iterations" 2>&1)
         status=$?
+        echo "# mpirun -np $np $algorithm: $(($(date +%s) - started)) s"
         lines=$(printf '%s\n' "$out" | grep -cE '^(not )?ok - ')
         printf '%s\n' "$out" | grep -vE '^(not )?ok - ' | sed 's/^/# /'
         printf '%s\n' "$out" | sed -nE 's/^(not ok|ok) - (.*)$/\1|\2/p' |
