@@ -26,6 +26,9 @@
  *                two duplicates, even/odd halves, the odd split), completed by MPI_Waitall, by
  *                MPI_Wait in reverse and in a random order (different on every rank), and by
  *                MPI_Test, MPI_Testany and MPI_Testsome loops.
+ *   soak         (only when named) --soak N collectives (a million by default), blocking and
+ *                nonblocking mixed, on world and 6 random splits, every way of completing in turn,
+ *                each checked; resident memory must stay flat after the first tenth.
  *   concurrency  collectives on MPI_COMM_WORLD while point-to-point messages are in flight on it,
  *                with tags from 0 to MPI_TAG_UB and receives from MPI_ANY_SOURCE with
  *                MPI_ANY_TAG, and MPI_Allreduce (another component's) between a nonblocking
@@ -43,7 +46,7 @@
  * --thread-multiple initialises MPI with MPI_THREAD_MULTIPLE (the test itself uses one thread).
  *
  * usage: test_coll [--expect-nicoll] [--uniform-bcast] [--packet-size BYTES[,BYTES...]]
- *                  [--large BYTES] [--seed N] [--sections LIST] [--thread-multiple]
+ *                  [--large BYTES] [--seed N] [--sections LIST] [--soak N] [--thread-multiple]
  */
 #include <mpi.h>
 
@@ -53,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../examples/nicoll_pvar.h"
 #include "mpi_test.h"
@@ -71,10 +75,11 @@ enum {
     S_BARRIER = 4,
     S_OUTSTANDING = 8,
     S_CONCURRENCY = 16,
+    S_SOAK = 32, /* not among the default sections */
 };
-static const char *section_names[] = {"blocking", "nonblocking", "barrier", "outstanding",
-                                      "concurrency"};
-#define N_SECTIONS 5
+static const char *section_names[] = {"blocking",    "nonblocking", "barrier",
+                                      "outstanding", "concurrency", "soak"};
+#define N_SECTIONS 6
 
 #define MAX_PACKET_SIZES 8
 static struct {
@@ -85,7 +90,8 @@ static struct {
     long large;
     unsigned seed;
     unsigned sections;
-} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f};
+    long soak; /* collectives the soak section runs */
+} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000};
 
 static int world_rank, world_size;
 static long long issued[N_COLLS]; /* calls on communicators of 2+ ranks: nicoll's to run */
@@ -770,57 +776,74 @@ static void complete(op_t **ops, int n, int way, uint64_t *rng)
     free(reqs);
 }
 
-/* Rounds of `per_round` nonblocking collectives outstanding at once over `comms`, started in
- * the same random order on every rank (a communicator's collectives must be), completed each of
- * the N_WAYS ways. */
+/* One round of `per_round` collectives over `comms`, started in the same random order on every
+ * rank (a communicator's collectives must be) from `shared`, the nonblocking ones outstanding at
+ * once and completed `way`; with `mixed`, blocking ones too, run to completion between the
+ * starts. `all` and `mine` have room for per_round. Returns 1 when every result was right. */
+static int outstanding_round(const comm_info_t *comms, int ncomms, int per_round, int way,
+                             int mixed, uint64_t *shared, uint64_t *local, op_t *all, op_t **mine)
+{
+    static const int byte_cases[] = {0, 1, 3, 6, 7}; /* a subset of tcases */
+    int n = 0, ok = 1;
+    for (int i = 0; i < per_round; ++i) {
+        op_t *op = &all[i];
+        int ci = random_below(shared, ncomms);
+        const comm_info_t *c = &comms[ci];
+        /* ibcast twice as often as the others; with `mixed` each blocking one as often */
+        int kind = random_below(shared, mixed ? 8 : 5);
+        int root_draw = random_below(shared, 1 << 20);
+        int tc = byte_cases[random_below(shared, 5)];
+        int count_kind = random_below(shared, 8);
+        int in_place = random_below(shared, 2);
+        unsigned seed = (unsigned) next_random(shared);
+        long packet = opt.packet_sizes[0];
+        size_t unit = tcases[tc].send->size;
+        int count = 0 == count_kind   ? 0
+                    : 1 == count_kind ? 1
+                    : 2 == count_kind ? (int) ((3 * packet + 7) / unit)
+                    : 3 == count_kind ? (int) (100000 / unit)
+                                      : 1 + random_below(shared, 2000);
+        if (MPI_COMM_NULL == c->comm) {
+            continue;
+        }
+        static const int colls[8] = {C_IBCAST,     C_IBCAST, C_IBARRIER, C_IALLGATHER,
+                                     C_IALLGATHER, C_BCAST,  C_ALLGATHER, C_BARRIER};
+        int coll = colls[kind];
+        *op = (op_t){.coll = coll,
+                     .c = c,
+                     .root = root_draw % c->size,
+                     .tc = usable(coll, tc) ? usable(coll, tc) : &tcases[1],
+                     .count = count,
+                     .seed = seed};
+        op->in_place = C_ALLGATHER == base_coll(op->coll) && in_place;
+        if (!is_nonblocking(coll)) {
+            ok &= run_one(op);
+            continue;
+        }
+        op_prepare(op);
+        op_start(op);
+        if (MPI_SUCCESS != op->rc) {
+            op->req = MPI_REQUEST_NULL;
+        }
+        mine[n++] = op;
+    }
+    complete(mine, n, way, local);
+    for (int i = 0; i < n; ++i) {
+        ok &= op_check(mine[i]);
+    }
+    return ok;
+}
+
+/* Rounds of `per_round` nonblocking collectives outstanding at once over `comms`, completed
+ * each of the N_WAYS ways. */
 static void section_outstanding(const comm_info_t *comms, int ncomms, int per_round)
 {
     op_t *all = calloc(per_round, sizeof(op_t));
     op_t **mine = malloc(per_round * sizeof(op_t *));
     uint64_t shared = opt.seed * 7u + 11u;                         /* same on every rank */
     uint64_t local = opt.seed * 13u + (unsigned) world_rank * 97u; /* differs per rank */
-    int byte_cases[] = {0, 1, 3, 6, 7};                            /* a subset of tcases */
     for (int way = 0; way < N_WAYS; ++way) {
-        int n = 0, ok = 1;
-        for (int i = 0; i < per_round; ++i) {
-            op_t *op = &all[i];
-            int ci = random_below(&shared, ncomms);
-            const comm_info_t *c = &comms[ci];
-            int kind = random_below(&shared, 5); /* ibcast twice as often as the others */
-            int root_draw = random_below(&shared, 1 << 20);
-            int tc = byte_cases[random_below(&shared, 5)];
-            int count_kind = random_below(&shared, 8);
-            int in_place = random_below(&shared, 2);
-            unsigned seed = (unsigned) next_random(&shared);
-            long packet = opt.packet_sizes[0];
-            size_t unit = tcases[tc].send->size;
-            int count = 0 == count_kind   ? 0
-                        : 1 == count_kind ? 1
-                        : 2 == count_kind ? (int) ((3 * packet + 7) / unit)
-                        : 3 == count_kind ? (int) (100000 / unit)
-                                          : 1 + random_below(&shared, 2000);
-            if (MPI_COMM_NULL == c->comm) {
-                continue;
-            }
-            int coll = kind < 2 ? C_IBCAST : 2 == kind ? C_IBARRIER : C_IALLGATHER;
-            *op = (op_t){.coll = coll,
-                         .c = c,
-                         .root = root_draw % c->size,
-                         .tc = usable(coll, tc) ? usable(coll, tc) : &tcases[1],
-                         .count = count,
-                         .seed = seed};
-            op->in_place = C_IALLGATHER == op->coll && in_place;
-            op_prepare(op);
-            op_start(op);
-            if (MPI_SUCCESS != op->rc) {
-                op->req = MPI_REQUEST_NULL;
-            }
-            mine[n++] = op;
-        }
-        complete(mine, n, way, &local);
-        for (int i = 0; i < n; ++i) {
-            ok &= op_check(mine[i]);
-        }
+        int ok = outstanding_round(comms, ncomms, per_round, way, 0, &shared, &local, all, mine);
         char what[300];
         snprintf(what, sizeof what,
                  "%d nonblocking collectives outstanding on %d communicators (world, 2 dups, "
@@ -830,6 +853,79 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     }
     free(mine);
     free(all);
+}
+
+/* This process's resident memory in KiB (Linux). */
+static long rss_kib(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (NULL != f) {
+        if (2 != fscanf(f, "%ld %ld", &pages, &resident)) resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* The soak: opt.soak collectives (counted on MPI_COMM_WORLD's view: every started one), in
+ * rounds of 40 over world and 6 communicators of random sizes (random splits, random rank
+ * orders), blocking and nonblocking mixed, every way of completing in turn, every result checked.
+ * Memory must stay flat: the resident size at the end within 10 % (and 8 MiB) of its size after
+ * the first tenth, when every buffer pool has grown to what the run needs. */
+static void section_soak(const comm_info_t *world)
+{
+    enum { PER_ROUND = 40, NCOMMS = 7 };
+    comm_info_t comms[NCOMMS] = {*world};
+    uint64_t shared = opt.seed * 29u + 3u, local = opt.seed * 31u + (unsigned) world_rank * 7u;
+    for (int i = 1; i < NCOMMS; ++i) {
+        int color = random_below(&shared, 3), draw = (int) next_random(&shared) & 0xffff;
+        /* every rank draws the same numbers, then picks its own color and key from them */
+        int mine = (color + world_rank * (draw | 1)) % 4;
+        int key = (int) ((unsigned) (world_rank * 7919 + draw) % 100003u);
+        MPI_Comm_split(MPI_COMM_WORLD, 3 == mine ? MPI_UNDEFINED : mine, key, &comms[i].comm);
+        comms[i].name = "random split";
+        if (MPI_COMM_NULL != comms[i].comm) {
+            MPI_Comm_set_errhandler(comms[i].comm, MPI_ERRORS_RETURN);
+            MPI_Comm_rank(comms[i].comm, &comms[i].rank);
+            MPI_Comm_size(comms[i].comm, &comms[i].size);
+        }
+    }
+    op_t *all = calloc(PER_ROUND, sizeof(op_t));
+    op_t **mine = malloc(PER_ROUND * sizeof(op_t *));
+    long started = 0, settled = 0, last = 0;
+    int ok = 1;
+    double t0 = MPI_Wtime();
+    for (long round = 0; started < opt.soak; ++round) {
+        ok &= outstanding_round(comms, NCOMMS, PER_ROUND, (int) (round % N_WAYS), 1, &shared,
+                                &local, all, mine);
+        started += PER_ROUND;
+        if (0 == settled && started >= opt.soak / 10) settled = rss_kib();
+        if (started - last >= opt.soak / 20 || started >= opt.soak) {
+            last = started;
+            if (0 == world_rank) {
+                printf("# soak: %ld of %ld collectives, %.0f s, rank 0 resident %ld KiB\n",
+                       started, opt.soak, MPI_Wtime() - t0, rss_kib());
+                fflush(stdout);
+            }
+        }
+    }
+    long end = rss_kib(), grown = end - settled;
+    int flat = grown <= settled / 10 || grown <= 8 * 1024;
+    if (!flat) {
+        complain("resident memory grew from %ld KiB to %ld KiB after the first tenth", settled,
+                 end);
+    }
+    for (int i = 1; i < NCOMMS; ++i) {
+        if (MPI_COMM_NULL != comms[i].comm) MPI_Comm_free(&comms[i].comm);
+    }
+    free(mine);
+    free(all);
+    char what[300];
+    snprintf(what, sizeof what,
+             "soak: %ld blocking and nonblocking collectives on world and 6 random splits, every "
+             "way of completing: byte-exact, resident memory flat after the first tenth",
+             started);
+    report(ok && flat, what);
 }
 
 /* Point-to-point payload: a function of (sender, tag, round, byte). */
@@ -1059,6 +1155,10 @@ static int parse_options(int argc, char **argv)
             if (!parse_long(v, 1, 1L << 28, &opt.large)) {
                 snprintf(why, sizeof why, "--large %s: expected bytes in 1..268435456", v);
             }
+        } else if (0 == strcmp(a, "--soak")) {
+            if (!parse_long(v, 1, 1L << 40, &opt.soak)) {
+                snprintf(why, sizeof why, "--soak %s: expected a number of collectives", v);
+            }
         } else if (0 == strcmp(a, "--seed")) {
             if (!parse_long(v, 0, 1L << 30, &n)) {
                 snprintf(why, sizeof why, "--seed %s: expected an integer in 0..2^30", v);
@@ -1074,7 +1174,7 @@ static int parse_options(int argc, char **argv)
                 if (N_SECTIONS == s) {
                     snprintf(why, sizeof why,
                              "--sections %s: unknown section %s (known: blocking, nonblocking, "
-                             "barrier, outstanding, concurrency)",
+                             "barrier, outstanding, concurrency, soak)",
                              v, t);
                 }
                 opt.sections |= 1u << s;
@@ -1088,7 +1188,7 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr,
                     "test_coll: %s\nusage: test_coll [--expect-nicoll] [--uniform-bcast] "
                     "[--packet-size BYTES[,BYTES...]] [--large BYTES] [--seed N] [--sections "
-                    "LIST] [--thread-multiple]\n",
+                    "LIST] [--soak N] [--thread-multiple]\n",
                     why);
         }
         return 2;
@@ -1152,6 +1252,7 @@ int main(int argc, char **argv)
         case S_BARRIER: section_barrier(sweep_comms, 2); break;
         case S_OUTSTANDING: section_outstanding(outstanding_comms, 5, 40); break;
         case S_CONCURRENCY: section_concurrency(&comms[0], 60); break;
+        case S_SOAK: section_soak(&comms[0]); break;
         }
         if (0 == world_rank) {
             printf("# %s: %.1f s\n", section_names[s], MPI_Wtime() - t0);
