@@ -234,8 +234,8 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
                         t->comm->c_name, (unsigned) t->comm->c_contextid,
                         nicsim_status_string(t->error));
         }
-        agree = NULL == m->previous_allgather ? NICSIM_OK == t->error
-                                              : nicoll_all_ok(m, NICSIM_OK == t->error);
+        /* (without a previous allgather a failure stays this rank's, as above) */
+        agree = NULL == m->previous_allgather || nicoll_all_ok(m, NICSIM_OK == t->error);
         if (!agree && 0 == ompi_comm_rank(t->comm)) {
             opal_output(0, "nicoll: communicator %s (cid %u): a rank could not create its engine "
                            "group; nicoll declines this communicator, the next component serves it",
