@@ -100,18 +100,21 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Payload bytes per engine packet, 1..67108864, or auto (65536; 4194304 on communicators "
-     "of two ranks, where no rank forwards). Must be the same on every rank.",
+     "of two ranks, where no rank forwards). Must be the same on every rank: nicoll declines a "
+     "communicator whose ranks differ.",
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
      "(over shared memory: the slots of each ring), 1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
-     "about 256 receive buffers). Must be the same on every rank.",
+     "about 256 receive buffers). Must be the same on every rank: nicoll declines a "
+     "communicator whose ranks differ.",
      &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX, NULL}, &NICOLL_C->credits},
     {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "What carries the engine's packets: pml (Open MPI's point-to-point layer), shm (rings in "
      "shared memory, payloads read with process_vm_readv; only when every rank of the "
      "communicator is on one node and the kernel allows it, else pml), or auto (shm where "
-     "it can, else pml). Must be the same on every rank.",
+     "it can, else pml). Must be the same on every rank: nicoll declines a communicator whose "
+     "ranks differ.",
      &NICOLL_C->transport_name, {-1, 0, 0, transport_names}, &NICOLL_C->transport},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
@@ -341,8 +344,8 @@ bool nicoll_fault(const char *site)
     if (++passes != nth) {
         return false;
     }
-    opal_output(0, "nicoll: coll_nicoll_fault=%s: failing set-up step %s (pass %lu) on this process",
-                spec, site, nth);
+    opal_output(0, "nicoll: coll_nicoll_fault=%s: failing set-up step %s (pass %lu) on this "
+                   "process", spec, site, nth);
     return true;
 }
 
