@@ -26,7 +26,8 @@
  *                two duplicates, even/odd halves, the odd split), completed by MPI_Waitall, by
  *                MPI_Wait in reverse and in a random order (different on every rank), and by
  *                MPI_Test, MPI_Testany and MPI_Testsome loops.
- *   soak         (only when named) --soak N collectives (a million by default), blocking and
+ *   soak         (only when named) --soak N collective calls drawn (a million by default; each
+ *                rank runs those on its groups), blocking and
  *                nonblocking mixed, on world and 6 random splits, every way of completing in turn,
  *                each checked; resident memory must stay flat after the first tenth.
  *   concurrency  collectives on MPI_COMM_WORLD while point-to-point messages are in flight on it,
@@ -867,8 +868,8 @@ static long rss_kib(void)
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-/* The soak: opt.soak collectives (counted on MPI_COMM_WORLD's view: every started one), in
- * rounds of 40 over world and 6 communicators of random sizes (random splits, random rank
+/* The soak: opt.soak collective calls drawn (each runs on the communicator's groups, so a rank
+ * runs those of the groups it belongs to), in rounds of 40 over world and 6 communicators of random sizes (random splits, random rank
  * orders), blocking and nonblocking mixed, every way of completing in turn, every result checked.
  * Memory must stay flat: the resident size at the end within 10 % (and 8 MiB) of its size after
  * the first tenth, when every buffer pool has grown to what the run needs. */
