@@ -27,9 +27,9 @@
  *                MPI_Wait in reverse and in a random order (different on every rank), and by
  *                MPI_Test, MPI_Testany and MPI_Testsome loops.
  *   soak         (only when named) --soak N collective calls drawn (a million by default; each
- *                rank runs those on its groups), blocking and
- *                nonblocking mixed, on world and 6 random splits, every way of completing in turn,
- *                each checked; resident memory must stay flat after the first tenth.
+ *                rank runs those on its groups), blocking and nonblocking mixed, on world and 6
+ *                random splits, every way of completing in turn, each checked; resident memory
+ *                must stay flat after the first tenth.
  *   concurrency  collectives on MPI_COMM_WORLD while point-to-point messages are in flight on it,
  *                with tags from 0 to MPI_TAG_UB and receives from MPI_ANY_SOURCE with
  *                MPI_ANY_TAG, and MPI_Allreduce (another component's) between a nonblocking
