@@ -1,5 +1,5 @@
 /* MPI_Allgather and MPI_Iallgather through the engine: recursive doubling with combined packets,
- * or all-to-all broadcast with hopping packets (seed 001), for any communicator size. */
+ * or all-to-all broadcast with hopping packets (Yu et al.), for any communicator size. */
 #include "coll_nicoll.h"
 
 #include <stdlib.h>

@@ -90,7 +90,7 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0, NULL}, &NICOLL_C->bcast_algorithm},
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
-     "with the fewest steps for the message's packets (seed 002, Theorem 3).",
+     "with the fewest steps for the message's packets (Kesavan and Panda, Theorem 3).",
      &NICOLL_C->bcast_k_name, {-1, 1, 64, NULL}, &NICOLL_C->bcast_k},
     {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
      &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0, NULL},

@@ -1,7 +1,7 @@
 /*
  * Topology awareness: the engine builds broadcast trees over the communicator's ranks in locality
  * order (nicsim_group_config_t.order), so that a subtree stays within a node, and within a
- * package, as far as it can: the real-machine analogue of seed 002's contention-free ordering.
+ * package, as far as it can: the real-machine analogue of Kesavan and Panda's contention-free ordering.
  *
  * Each rank knows its own place: its node (a hash of its host name) and the package its binding
  * lies in (hwloc, through the topology Open MPI has loaded; -1 when the process is not bound

@@ -5,7 +5,7 @@
  * Receives: recv_slots receives from MPI_ANY_SOURCE stay posted, in a ring. The engine's flow
  * control lets each peer have at most `credits` packets unconsumed here, and there are
  * credits x (size - 1) slots, so every packet finds a posted receive and the PML never queues one
- * as unexpected (LFC's rule, seed 000 §3.1). The PML matches arriving packets to receives in
+ * as unexpected (LFC's rule, Bhoedjang et al. §3.1). The PML matches arriving packets to receives in
  * posting order, so taking completed receives from the head of the ring, and reposting each at
  * the tail, hands the engine every sender's packets in the order they were sent. The engine
  * consumes a packet when it is handed over (it places the payload or keeps a copy), which frees

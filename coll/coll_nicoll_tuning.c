@@ -113,7 +113,7 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
     d->packet_size = NICOLL_AUTO == NICOLL_C->packet_size && 0 != r.packet_size
                          ? r.packet_size
                          : m->transport.packet_size;
-    /* auto: kbinomial with Theorem 3's k; for allgather seed 001's finding (Fig. 6, and the
+    /* auto: kbinomial with Theorem 3's k; for allgather Yu et al.'s finding (Fig. 6, and the
      * model's crossover, nicsim allgather): recursive doubling while the whole result fits in one
      * packet, where its combining saves packets, all-to-all broadcast once blocks span packets,
      * where its pipelined hops win; barrier dissemination, which never takes more rounds. */

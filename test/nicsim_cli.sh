@@ -58,7 +58,7 @@ check "identical input gives identical output" \
     sh -c 'a=$("$1" bcast --preset kesavan97 --bytes 4096 --tree optimal --json) &&
            b=$("$1" bcast --preset kesavan97 --bytes 4096 --tree optimal --json) && test "$a" = "$b"' _ "$nicsim"
 
-# alltoall (seed 000 §5.2): Table 1's columns with recovery, exit status 3 and the stuck queues
+# alltoall (Bhoedjang et al. §5.2): Table 1's columns with recovery, exit status 3 and the stuck queues
 # without it, bad input.
 check "alltoall prints per-sender throughput and Table 1's columns" \
     sh -c 'out=$("$1" alltoall --preset lfc-myrinet --nodes 8 --bytes 8192 --tree chain) &&
@@ -78,7 +78,7 @@ bad_input "an unknown protocol is named" "--protocol gm" bcast --protocol gm
 bad_input "alltoall names a bad recovery switch" "--deadlock-recovery maybe" alltoall --deadlock-recovery maybe
 bad_input "alltoall names a tree it does not take" "--tree kbinomial" alltoall --tree kbinomial
 
-# allgather and barrier (seed 001): output forms, every algorithm, loss and NACKs, bad input.
+# allgather and barrier (Yu et al.): output forms, every algorithm, loss and NACKs, bad input.
 check "allgather prints the header, latency with bandwidth, host CPU and packets" \
     sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab) &&
            printf "%s\n" "$out" | grep -q "^allgather: gm-lanai9, 16 nodes, 4096 bytes per node, algorithm ab$" &&
@@ -168,7 +168,7 @@ check "allgather and barrier --trace write files that json.load accepts" \
            python3 -c "import json, sys; assert json.load(open(sys.argv[1]))[\"traceEvents\"]" "$2"' _ "$nicsim" "$trace"
 rm -f "$trace"
 
-# Hardware-based multicast trees (seed 003): nicsim hwtree, and bcast/barrier on quadrics-elan3.
+# Hardware-based multicast trees (Coll et al.): nicsim hwtree, and bcast/barrier on quadrics-elan3.
 check "hwtree prints Fig. 4's groups and two steps, 8 -> [7,15] first" \
     sh -c 'out=$("$1" hwtree --nodes 16 --faulty 1,6 --source 8) &&
            printf "%s\n" "$out" | grep -q "^groups: \[0,0\] \[2,5\] \[7,15\]$" &&
@@ -206,7 +206,7 @@ bad_input "a fattree refuses an odd number of switch ports" "switch_ports=5" bar
 bad_input "a fattree refuses more nodes than its 10 levels hold" "--nodes 2048" barrier --preset quadrics-elan3 --set switch_ports=4 --nodes 2048
 bad_input "barrier refuses --faulty off the fattree" "--faulty" barrier --preset gm-lanai9 --faulty 2
 
-# Point to point (seed 004): nicsim pt2pt through FM and LFC, its output forms and bad input.
+# Point to point (Pakin et al.): nicsim pt2pt through FM and LFC, its output forms and bad input.
 check "pt2pt prints a row per size and t0, r-inf and n-half" \
     sh -c 'out=$("$1" pt2pt --preset fm-sparc --packets 500 --round-trips 5 --sizes 16,256,2048) &&
            printf "%s\n" "$out" | grep -q "^pt2pt: preset fm-sparc, layer fm (loop streamed, io hybrid, buffers on, flow on, interpret off)" &&

@@ -9,7 +9,7 @@
 // `seq` names the collective or message (its position in its sender's or group's call order),
 // `step` the position of the packet within it (a barrier step, a packet index), `origin` the
 // rank whose multicast tree the packet travels on. `credits` returns receive buffers to the
-// packet's receiver (seed 000 §3.1: piggybacked, or the whole point of a credit packet).
+// packet's receiver (Bhoedjang et al. §3.1: piggybacked, or the whole point of a credit packet).
 #pragma once
 
 #include <array>
@@ -31,12 +31,12 @@ enum class PacketKind : std::uint8_t {
     nack = 6,       // asks the receiver to send again the allgather packet it names, no payload
     bcast = 7,      // a piece of a broadcast message (nic/bcast_op.h says which)
     recovery_ack = 8,  // a deadlocked subtree's channels are free again; origin: the channel's
-                       // owner (seed 000 §4.2, nic/deadlock_recovery.h)
+                       // owner (Bhoedjang et al. §4.2, nic/deadlock_recovery.h)
 };
 
 // flags
 constexpr std::uint16_t kLastPacket = 1;  // the last packet of its message
-// Travels in a deadlock channel (seed 000 §4.2). Outside any window, it carries no credits:
+// Travels in a deadlock channel (Bhoedjang et al. §4.2). Outside any window, it carries no credits:
 // `credits` holds instead the rank of the channel's owner (so ranks below 65536).
 constexpr std::uint16_t kDeadlockFlag = 2;
 

@@ -105,7 +105,7 @@ public:
     Status progress();
 
     // The driver deems the packets this rank waits for overdue (the agent has no clock): every
-    // collective in progress asks its peers for them again (seed 001 §4.3.1). Then offers the
+    // collective in progress asks its peers for them again (Yu et al. §4.3.1). Then offers the
     // queue as progress() does and returns what it returns.
     Status timeout();
 

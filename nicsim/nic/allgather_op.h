@@ -1,4 +1,4 @@
-// An allgather executing a plan::AllgatherSchedule on one rank's NIC (seed 001 §4, §5.2).
+// An allgather executing a plan::AllgatherSchedule on one rank's NIC (Yu et al. §4, §5.2).
 //
 // The result buffer is the gathered buffer of plan/allgather.h: one block of B bytes per rank,
 // origin o's at byte o * B, this rank's own block in place when the collective is posted, or
@@ -39,7 +39,7 @@
 // index) locates the bytes and the packet's bit in the step's Arrivals; a second copy finds its
 // bit set and is dropped.
 //
-// Reliability is receiver-driven (seed 001 §4.3.1): nothing is acknowledged. When the driver
+// Reliability is receiver-driven (Yu et al. §4.3.1): nothing is acknowledged. When the driver
 // deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends NACKs
 // for missing packets, each to the peer it expects the packet from: a payload-less packet of
 // kind nack with the missing packet's seq, step and origin. A combining rank asks only for its

@@ -1,8 +1,8 @@
-// Which of a collective's expected packets have arrived: a bit each, plus a count (seed 001 §5.2).
+// Which of a collective's expected packets have arrived: a bit each, plus a count (Yu et al. §5.2).
 //
 // The count answers "is everything here?" on every arrival at the cost of one comparison; the
 // bits are read only to tell a duplicate from a new packet and, when packets are overdue, to find
-// the ones to ask for again. Seed 001 keeps one bit per peer, 32 integers for 1024 NICs; here a
+// the ones to ask for again. Yu et al. keeps one bit per peer, 32 integers for 1024 NICs; here a
 // bit stands for one packet, so a block cut into several packets takes several bits.
 #pragma once
 

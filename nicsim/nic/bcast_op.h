@@ -1,5 +1,5 @@
-// A broadcast executing a plan::Tree on one rank's NIC, first packet first served (seed 002
-// §3.1, seed 000 §3): the message is cut into packets of at most `mtu` bytes, the root sends
+// A broadcast executing a plan::Tree on one rank's NIC, first packet first served (Kesavan and Panda
+// §3.1, Bhoedjang et al. §3): the message is cut into packets of at most `mtu` bytes, the root sends
 // packet 0 to each child in the tree's order, then packet 1, and so on, and every other rank
 // forwards each packet to its children the moment it arrives. Credits (tx_queue.h) pace it.
 //

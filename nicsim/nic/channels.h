@@ -1,11 +1,11 @@
-// The global collective channels (seed 001 §4.2, §5.1): where a NIC keeps the payload of a packet
+// The global collective channels (Yu et al. §4.2, §5.1): where a NIC keeps the payload of a packet
 // whose collective its host has not posted yet, so that a fast rank's data is neither dropped
 // nor made to wait for a slow host.
 //
 // A host buffer is cut into `count` channels of `bytes` each. Collective s uses channel
 // s mod count; every rank numbers collectives alike, so all NICs agree on the order without a
 // word. Early payloads of s are appended to its channel, and the host copies them out when it
-// posts s. The channel then holds nothing of use, but it is not free: seed 001 §5 reuses a
+// posts s. The channel then holds nothing of use, but it is not free: Yu et al. §5 reuses a
 // channel only after a barrier-based synchronisation shows every rank done with the collective
 // that used it, or a rank running ahead could overwrite packets a slow host has not copied out
 // yet. The driver reports that synchronisation with recycle(s): every rank has completed s and

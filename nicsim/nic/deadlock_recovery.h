@@ -1,4 +1,4 @@
-// LFC's deadlock recovery (seed 000 §4): the state a NIC keeps for it. The protocol itself is a
+// LFC's deadlock recovery (Bhoedjang et al. §4): the state a NIC keeps for it. The protocol itself is a
 // part of nic::Nic, in nic/deadlock_recovery.cc.
 //
 // With arbitrary multicast trees, NICs that forward for each other can wait on each other's

@@ -1,5 +1,5 @@
-// The NIC agent of one node: LFC's send path, flow control and multicast forwarding (seed 000
-// §3), with Kesavan and Panda's two forwarding disciplines (seed 002 §3).
+// The NIC agent of one node: LFC's send path, flow control and multicast forwarding (Bhoedjang et al.
+// §3), with Kesavan and Panda's two forwarding disciplines (Kesavan and Panda §3).
 //
 //   host ── post_send ──▶ send buffer ──┐
 //                                       ├─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
@@ -46,11 +46,11 @@ struct NicConfig {
     int low_water = 4;     // a sender left with this many credits is sent an explicit update
     int send_buffers = 16; // buffers the host fills with packets to send
     Forwarding forwarding = Forwarding::fpfs;
-    // Deadlock channels and recovery (seed 000 §4, nic/deadlock_recovery.h); FPFS only. Off: the
+    // Deadlock channels and recovery (Bhoedjang et al. §4, nic/deadlock_recovery.h); FPFS only. Off: the
     // basic protocol, deadlock-free only on trees such as binomial ones.
     bool deadlock_recovery = false;
-    // 0: a blocked-sends queue signals deadlock at once (seed 000 §4.1). > 0: the timeout-based
-    // refinement seed 000 §5.2 proposes: only a queue that stayed blocked, no packet leaving it
+    // 0: a blocked-sends queue signals deadlock at once (Bhoedjang et al. §4.1). > 0: the timeout-based
+    // refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no packet leaving it
     // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
     double recovery_timeout_us = 0;
 };

@@ -1,10 +1,10 @@
-// The NIC staging buffer (seed 001 §5.1, §5.2): small payloads bound for the host are gathered
+// The NIC staging buffer (Yu et al. §5.1, §5.2): small payloads bound for the host are gathered
 // in NIC memory and cross the I/O bus in one DMA, instead of one DMA each.
 //
 // A payload of at most kSmallPayload bytes is appended to the buffer; the buffer goes to the host
 // in one DMA when the next small payload would not fit, when a larger payload must pass (it goes
 // straight to the host, after what waits, so the host sees payloads in arrival order), and when
-// the collective completes (flush()). Seed 001 uses 8 KiB and 64 bytes.
+// the collective completes (flush()). Yu et al. uses 8 KiB and 64 bytes.
 //
 // Only sizes are kept: the result is the DMAs a NIC issues, for a model to charge time for. (A
 // NIC that is software in the host's own memory copies each payload in place, so gathering the

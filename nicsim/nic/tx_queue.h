@@ -1,4 +1,4 @@
-// The NIC's transmit queue, with LFC's flow control between every pair of NICs (seed 000 §3.1).
+// The NIC's transmit queue, with LFC's flow control between every pair of NICs (Bhoedjang et al. §3.1).
 //
 // Packets leave in the order they were queued. A packet the fabric cannot take now waits, with
 // everything behind it, until flush() finds room.
@@ -10,10 +10,10 @@
 // one destination still leave in queue order. The receiver frees a buffer once the packet is
 // consumed (consumed()) and owes the sender a credit; owed credits ride on the next packet to
 // that sender, or go in an explicit credit packet once half the window is owed. A window of 0
-// turns flow control off (the simulator's seed-001 collectives, which have global channels).
+// turns flow control off (the simulator's collectives after Yu et al., which have global channels).
 //
 // A packet the fabric takes at once is never copied: the fabric copies what it needs, so a NIC
-// can inject the same bytes again and again (seed 001 §4.3: forwarding and resending without
+// can inject the same bytes again and again (Yu et al. §4.3: forwarding and resending without
 // claiming a send buffer). Only a packet that has to wait is copied into the queue, unless the
 // queue is told that payloads stay put (`stable_payloads`): in a real job every payload lies in
 // a collective's buffer, which outlives the collective's packets in the queue, and the fabric

@@ -10,14 +10,14 @@ namespace nicsim::plan {
 std::span<const AllgatherAlgorithm> allgather_algorithms() {
     static constexpr std::array<AllgatherAlgorithm, 4> table{{
         {"rd",
-         "NIC recursive doubling (seed 001): exchange with rank XOR 2^k, each step's blocks "
+         "NIC recursive doubling (Yu et al.): exchange with rank XOR 2^k, each step's blocks "
          "combined into MTU packets; ranks beyond a power of two fold in and out",
          false, true, allgather_recursive_doubling},
         {"ab",
-         "NIC all-to-all broadcast with hopping packets (seed 001): each block follows its "
+         "NIC all-to-all broadcast with hopping packets (Yu et al.): each block follows its "
          "origin's binomial tree, forwarded packet by packet; ceil(log2 N) hops",
          false, false, allgather_all_to_all},
-        {"host-rd", "host-based recursive doubling, seed 001's baseline: the rd schedule", true,
+        {"host-rd", "host-based recursive doubling, Yu et al.'s baseline: the rd schedule", true,
          true, allgather_recursive_doubling},
         {"host-ring", "host-based ring: N - 1 steps, each passing one block to rank + 1", true,
          true, allgather_ring},

@@ -1,4 +1,4 @@
-// Planner: allgather schedules, hopping packets and packing (seed 001 §4.1.2).
+// Planner: allgather schedules, hopping packets and packing (Yu et al. §4.1.2).
 //
 // Every rank contributes one block of B bytes and ends with all N blocks; the block of origin
 // rank o lies at byte o * B of the gathered buffer, so blocks are named by origin and a range of
@@ -15,10 +15,10 @@
 //   algorithm   steps, N = 2^m   other N             a step                     packets
 //   rd          m                floor(log2 N) + 2   exchange with rank ^ 2^k   combined
 //   ab          m                ceil(log2 N)        to rank + 2^k, from - 2^k  one origin each
-//   host-rd     as rd, each step driven by the host (seed 001's baseline)
+//   host-rd     as rd, each step driven by the host (Yu et al.'s baseline)
 //   host-ring   N - 1            N - 1               one block to rank + 1      combined
 //
-// Seed 001 §6: rd wins for small blocks, whose log N steps fit in few packets; ab wins for large
+// Yu et al. §6: rd wins for small blocks, whose log N steps fit in few packets; ab wins for large
 // ones, where combining no longer saves packets and forwarding each packet as it arrives does.
 #pragma once
 

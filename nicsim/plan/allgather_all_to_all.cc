@@ -1,4 +1,4 @@
-// All-to-all broadcast allgather with hopping packets (seed 001's ab).
+// All-to-all broadcast allgather with hopping packets (Yu et al.'s ab).
 //
 // Every block is broadcast over the binomial tree of its origin, in ranks counted after the
 // origin modulo N; a packet names its tree by its flag (i, j), so a NIC forwards it on arrival
@@ -14,7 +14,7 @@
 // highest_bit(d); nothing depends on N being a power of two. Summed over the N trees, at step k
 // every rank sends to rank + 2^k the blocks of the origins less than 2^k behind it whose next
 // hop stays in the group, min(2^k, N - 2^k) of them, and receives as many from rank - 2^k:
-// ceil(log2 N) steps, N - 1 blocks received, each packet carrying one origin (seed 001: no
+// ceil(log2 N) steps, N - 1 blocks received, each packet carrying one origin (Yu et al.: no
 // combining, N - 1 packets, a bit per origin to track them). The NIC need not wait for a step
 // to end: a packet can go on as soon as it has arrived.
 #include <algorithm>

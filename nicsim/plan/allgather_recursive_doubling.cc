@@ -1,8 +1,8 @@
-// Recursive-doubling allgather (seed 001's rd and host-rd; Thakur and Gropp 2003).
+// Recursive-doubling allgather (Yu et al.'s rd and host-rd; Thakur and Gropp 2003).
 //
 // N = 2^m: at step k every rank exchanges with rank XOR 2^k everything it holds, so after step k
 // it holds the blocks of its aligned group of 2^(k+1) ranks and after m steps all N; each step's
-// blocks go to one peer in as few packets as fit (seed 001: message combining, log N packets
+// blocks go to one peer in as few packets as fit (Yu et al.: message combining, log N packets
 // for small blocks).
 //
 // Other N: let p be the largest power of two below N and e = N - p. The extra ranks p .. N - 1
@@ -20,7 +20,7 @@
 //
 // floor(log2 N) + 2 steps, every exchange pairwise: a NIC talks to one peer per step and to
 // log N peers in all, all in its binomial group (up[m] and down[m] are the fold partners), which
-// is what lets seed 001 keep a record per peer. The price over ceil(log2 N) is one step, and the
+// is what lets Yu et al. keep a record per peer. The price over ceil(log2 N) is one step, and the
 // extra ranks receive N - 1 blocks at once at the end. Powers of two have no fold steps.
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-// Ring allgather (host-ring, the baseline seed 001 measured against recursive doubling).
+// Ring allgather (host-ring, the baseline Yu et al. measured against recursive doubling).
 //
 // At step s every rank passes the block it received at step s - 1 (its own at step 0) to
 // rank + 1 and receives the next one from rank - 1: N - 1 steps of one block each, for any N.

@@ -1,4 +1,4 @@
-// Planner: k-ary n-trees, the fat trees of the Quadrics network (seed 003 §2-3).
+// Planner: k-ary n-trees, the fat trees of the Quadrics network (Coll et al. §2-3).
 //
 // A k-ary n-tree has k^n nodes and n levels of k^(n-1) switches, each with k links down and
 // (below the top) k links up. Quadrics builds the quaternary one (k = 4) from 8-port Elite
@@ -23,7 +23,7 @@
 // a broadcast-tree switch at level R from below takes the up ports 0 of the first R hops, the
 // broadcast tree's own links; beyond level R the climb is adaptive again.
 //
-// A network with fewer than k^n nodes (seed 003's 32-node cluster on a 64-port tree) populates
+// A network with fewer than k^n nodes (Coll et al.'s 32-node cluster on a 64-port tree) populates
 // nodes 0..nodes-1; the rest of the ports are empty.
 #pragma once
 
@@ -37,7 +37,7 @@
 
 namespace nicsim::plan {
 
-// A group of adjacent nodes [lo, hi], both ends included, as seed 003 writes [x - x'].
+// A group of adjacent nodes [lo, hi], both ends included, as Coll et al. writes [x - x'].
 struct NodeRange {
     Rank lo = 0;
     Rank hi = 0;
@@ -70,7 +70,7 @@ public:
     std::int64_t power(int e) const { return pow_[static_cast<std::size_t>(e)]; }
     std::int64_t switches_per_level() const { return power(n_ - 1); }
 
-    // The block of size k^level that `node` is in: node / k^level. Seed 003's floor(x / 4^l).
+    // The block of size k^level that `node` is in: node / k^level. Coll et al.'s floor(x / 4^l).
     std::int64_t block(Rank node, int level) const { return node / power(level); }
     // The level of the root switch of `range` (0 for a range inside one level-0 switch).
     int root_level(NodeRange range) const;

@@ -1,4 +1,4 @@
-// Planner: the binomial group topology (seed 001 §4.1.1).
+// Planner: the binomial group topology (Yu et al. §4.1.1).
 //
 // A NIC cannot afford the whole membership of a large group, let alone a state per peer. Over a
 // binomial tree every pair of ranks that talk directly is a power of two apart, and a binomial

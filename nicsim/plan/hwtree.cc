@@ -169,8 +169,8 @@ std::int64_t node_count(std::span<const NodeRange> ranges) {
 
 std::span<const HwTreePlanner> hw_tree_planners() {
     static constexpr std::array<HwTreePlanner, 2> table{{
-        {"greedy", "Algorithm 2 of seed 003: one branch, groups largest first; cost grows with the depth"},
-        {"optimal", "Algorithm 1 of seed 003: backtracking over every combination and split; exponential"},
+        {"greedy", "Algorithm 2 of Coll et al.: one branch, groups largest first; cost grows with the depth"},
+        {"optimal", "Algorithm 1 of Coll et al.: backtracking over every combination and split; exponential"},
     }};
     return table;
 }

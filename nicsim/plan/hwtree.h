@@ -1,4 +1,4 @@
-// Planner: hardware-based multicast trees on a fat tree (seed 003 §4-5).
+// Planner: hardware-based multicast trees on a fat tree (Coll et al. §4-5).
 //
 // Quadrics hardware multicast reaches only a range of adjacent nodes. When the nodes of a
 // multicast are not adjacent (a faulty node, a fragmented allocation) a hardware-based tree
@@ -6,7 +6,7 @@
 // that has the message multicasts to another group, and so on. A tree is a list of steps; the
 // multicasts of a step run in parallel, so no two of them may share a link:
 //
-//   16 nodes, 1 and 6 faulty, source 8 (seed 003 Fig. 4):
+//   16 nodes, 1 and 6 faulty, source 8 (Coll et al. Fig. 4):
 //     groups [0,0] [2,5] [7,15]
 //     step 1: 8 -> [7,15]
 //     step 2: 8 -> [0,0], 7 -> [2,5]      (one source per group; the links are disjoint)
@@ -49,10 +49,10 @@ struct HwTree {
 
 // The groups of adjacent destination nodes: the maximal runs of nodes of 0..nodes-1 that are not
 // in `faulty`, in node order. The source's own run is a group too: a multicast may include its
-// sender (seed 003 Fig. 4 sends from 8 to [7,15]).
+// sender (Coll et al. Fig. 4 sends from 8 to [7,15]).
 std::vector<NodeRange> live_groups(Rank nodes, std::span<const Rank> faulty);
 
-// Seed 003 §5.3's order: more nodes first; at equal size the higher root switch first (it can
+// Coll et al. §5.3's order: more nodes first; at equal size the higher root switch first (it can
 // reach more in the next step); then by position, so the order is total.
 void sort_groups(const FatTree& net, std::vector<NodeRange>& groups);
 
@@ -81,7 +81,7 @@ std::vector<NodeRange> split_right(const FatTree& net, std::span<const NodeRange
 std::vector<NodeRange> split_left(const FatTree& net, std::span<const NodeRange> by_position,
                                   const BackwardOverlap& overlap);
 
-// Counts per switch level, index = level (seed 003 writes them highest level first).
+// Counts per switch level, index = level (Coll et al. writes them highest level first).
 using LevelCounts = std::vector<std::int64_t>;
 
 // Capabilities of the nodes in `sources` (disjoint ranges): c[l] root switches at level l they

@@ -1,4 +1,4 @@
-// Algorithm 2 of seed 003 (§5.3): the greedy hardware-based multicast tree.
+// Algorithm 2 of Coll et al. (§5.3): the greedy hardware-based multicast tree.
 //
 // Each step takes, out of the pending groups in the planners' order (largest, then highest root
 // switch, first), as many as there are nodes with the message. While the overlap checks object,

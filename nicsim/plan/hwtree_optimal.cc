@@ -1,4 +1,4 @@
-// Algorithm 1 of seed 003 (§5.2): the optimal hardware-based multicast tree by backtracking.
+// Algorithm 1 of Coll et al. (§5.2): the optimal hardware-based multicast tree by backtracking.
 //
 // At each step every combination of as many pending groups as there are nodes with the message
 // is tried, in the planners' order. A combination with a backward overlap is explored twice,

@@ -1,4 +1,4 @@
-// Backward and forward routing overlaps (seed 003 §5.2.1-5.2.2) and the splits that remove them.
+// Backward and forward routing overlaps (Coll et al. §5.2.1-5.2.2) and the splits that remove them.
 #include <algorithm>
 
 #include "plan/hwtree.h"

@@ -21,7 +21,7 @@ Check check_combination(const FatTree& net, std::span<const NodeRange> sources,
                         std::span<const NodeRange> combination);
 
 // For a forward overlap at `level`: the groups of the combination (in the planners' order) with
-// their root switch at or above it, in the order the planners split them. Seed 003 leaves the
+// their root switch at or above it, in the order the planners split them. Coll et al. leaves the
 // choice open ("select a group"); we take the one the order ranks last first, the smallest,
 // which keeps the large groups that reach most in the next step whole.
 std::vector<std::size_t> forward_splits(const FatTree& net, std::span<const NodeRange> combination,

@@ -1,6 +1,6 @@
-// Planner: how many steps a k-binomial multicast takes, and the best k (seed 002 §4).
+// Planner: how many steps a k-binomial multicast takes, and the best k (Kesavan and Panda §4).
 //
-// Steps are seed 002's NIC-level time unit: a NIC sends one packet per step, and a packet
+// Steps are Kesavan and Panda's NIC-level time unit: a NIC sends one packet per step, and a packet
 // received at one step can be forwarded from the next. Forwarding first-packet-first-served, an
 // m-packet multicast is m one-packet multicasts, each following the previous one by the largest
 // number of children a node has. A k-binomial tree caps that at k; the fewer children, the more

@@ -1,7 +1,7 @@
 // Planner: multicast trees.
 //
 // A multicast forwards along a tree: each node sends to its children in order, its NIC forwarding
-// every packet as it arrives (seed 002's FPFS). Every shape here is built over positions 0..n-1 of
+// every packet as it arrives (Kesavan and Panda's FPFS). Every shape here is built over positions 0..n-1 of
 // an ordering of the group with the source at position 0, and every subtree covers a contiguous
 // range of positions, so on an ordering in which consecutive nodes are close in the network
 // (ordering.h) different subtrees use different parts of it. relabel() then turns positions into

@@ -1,13 +1,13 @@
-// Binary tree (FM/MC's multicast tree; seed 000 §5.2 compares it with LFC's), numbered
+// Binary tree (FM/MC's multicast tree; Bhoedjang et al. §5.2 compares it with LFC's), numbered
 // breadth-first: position p sends to 2p + 1, then 2p + 2. The tree is complete: for n = 61,
 // 6 levels with 30 nodes on the last.
 //
-// Seed 000 does not say how its binary trees are numbered, and for all-to-all multicast the
+// Bhoedjang et al. does not say how its binary trees are numbered, and for all-to-all multicast the
 // numbering matters: every sender's tree is this one with the positions rotated, and a
 // numbering in which each node sends first to the next position (p + 1) makes those edges a
 // ring over all the nodes in every tree, a true credit deadlock, so nearly every multicast
 // recovers. Numbered breadth-first the binary trees recover less often and with fewer packets
-// than binomial ones, as seed 000 Table 1 reports. (A real job's trees are renumbered so that
+// than binomial ones, as Bhoedjang et al. Table 1 reports. (A real job's trees are renumbered so that
 // every subtree is a run of positions: Agent::tree, plan::lay_along.)
 #include "plan/tree.h"
 

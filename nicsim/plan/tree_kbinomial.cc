@@ -1,4 +1,4 @@
-// k-binomial tree on an ordering (seed 002 §4.3.2, Fig. 11).
+// k-binomial tree on an ordering (Kesavan and Panda §4.3.2, Fig. 11).
 //
 // The node at lo with s steps left covers [lo, hi). In its i-th step (i = 1..min(k, s)) it sends to
 // the node N(s-i, k) places from the right end of what is still uncovered, which covers that tail

@@ -1,4 +1,4 @@
-// Simulator: all-to-all multicast (seed 000 §5.2, Table 1, Fig. 6 right), the experiment behind
+// Simulator: all-to-all multicast (Bhoedjang et al. §5.2, Table 1, Fig. 6 right), the experiment behind
 // `nicsim alltoall`.
 //
 // Every node's host multicasts `messages` messages of `bytes` bytes at once, each along its own

@@ -177,7 +177,7 @@ public:
             free_scheduled_ = false;
             nic_now_ = now;
             repost_host_buffers();
-            if (coll_ && coll_->agent) {  // collective packets first (seed 001 §4.3)
+            if (coll_ && coll_->agent) {  // collective packets first (Yu et al. §4.3)
                 check(coll_->agent->progress(), "its collective queue at node", rank_);
                 check_collective_done();
             }
@@ -399,7 +399,7 @@ private:
         coll_->record.complete = true;
     }
 
-    // Receiver-driven retransmission (seed 001 §4.3.1): a collective that heard nothing for
+    // Receiver-driven retransmission (Yu et al. §4.3.1): a collective that heard nothing for
     // nack_timeout asks its peers for what it misses, then backs off while it still hears nothing.
     void on_timer(Time now) {
         if (coll_->record.complete) return;
@@ -436,7 +436,7 @@ private:
     }
 
     // A hopping allgather expects many small packets and gathers them in the staging buffer;
-    // a combining one DMAs each packet into the result, where its next step fetches it (seed 001
+    // a combining one DMAs each packet into the result, where its next step fetches it (Yu et al.
     // §5.2).
     void to_host(std::uint64_t bytes) {
         if (bytes == 0) return;
@@ -467,7 +467,7 @@ private:
         if (!coll_->record.complete) {
             coll_->record.done = at;
             coll_->record.complete = true;
-            coll_->record.host_busy = at - coll_->record.posted;  // it polled throughout (seed 001 §6.3)
+            coll_->record.host_busy = at - coll_->record.posted;  // it polled throughout (Yu et al. §6.3)
         }
     }
 

@@ -10,7 +10,7 @@
 //   NIC  ── DMA across the I/O bus ──▶ host: tr once the message's last packet is in
 //
 // A node's NIC also runs the engine's collective agent (nic::Agent: barrier and allgather, seed
-// 001) beside the LFC NIC; collective packets skip the LFC queues (seed 001 §4.3):
+// 001) beside the LFC NIC; collective packets skip the LFC queues (Yu et al. §4.3):
 //
 //   host ── ts, the request (and, hopping, its own block by DMA) ──▶ agent
 //   agent ── combining: each packet by DMA from host memory; hopping: re-injected from NIC memory
@@ -121,7 +121,7 @@ public:
         Time posted = 0;
         bool complete = false;
         Time done = 0;       // when the host knew it complete
-        Time host_busy = 0;  // host CPU time the collective took (seed 001 §6.3)
+        Time host_busy = 0;  // host CPU time the collective took (Yu et al. §6.3)
     };
     const CollectiveRecord& collective(Rank node) const;
     // With payloads: the node's allgather result buffer, and what byte `offset` of `origin`'s
@@ -132,7 +132,7 @@ public:
     nic::CollectiveStats collective_totals() const;
     std::uint64_t collective_packets() const { return collective_packets_; }
     std::uint64_t lost_packets() const { return lost_packets_; }
-    // Multicast packets that started at least one deadlock recovery (seed 000 Table 1 counts
+    // Multicast packets that started at least one deadlock recovery (Bhoedjang et al. Table 1 counts
     // recoveries as a fraction of the multicasts).
     std::uint64_t recovery_starters() const { return recovery_starters_.size(); }
 

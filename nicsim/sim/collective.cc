@@ -48,7 +48,7 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
         Cluster::CollectiveOptions options;
         options.payloads = spec.payloads;
         options.loss = spec.loss;
-        // Channels that hold a whole allgather: a late host loses nothing (seed 001 §4.2).
+        // Channels that hold a whole allgather: a late host loses nothing (Yu et al. §4.2).
         options.channels.bytes = std::max<std::uint64_t>(
             options.channels.bytes, spec.bytes * static_cast<std::uint64_t>(n));
         cluster.enable_collectives(options);

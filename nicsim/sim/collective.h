@@ -1,5 +1,5 @@
 // Simulator: allgathers and barriers on a modeled cluster, the experiments behind
-// `nicsim allgather` and `nicsim barrier` (seed 001).
+// `nicsim allgather` and `nicsim barrier` (Yu et al.).
 //
 // Every host posts one collective at time 0, except that with `skew` one host, drawn with the
 // model's seed, posts that much later. A NIC-based algorithm runs in the NICs' collective agents
@@ -9,7 +9,7 @@
 //
 //   latency      from the first post to the last host knowing the collective complete
 //   bandwidth    bytes each host receives, (N - 1) * B, over the latency
-//   host CPU     per node, the time its host is busy on the collective (seed 001 §6.3: the
+//   host CPU     per node, the time its host is busy on the collective (Yu et al. §6.3: the
 //                latency less the longest computation that would not lengthen it). NIC-based: the
 //                post (ts), the completion (tr) and the copy out of staged data; host-based: the
 //                whole collective, since the host drives every step and polls in between.

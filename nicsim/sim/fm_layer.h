@@ -1,4 +1,4 @@
-// Simulator: Illinois Fast Messages 1.0 (seed 004), the point-to-point layer on a Myrinet LANai
+// Simulator: Illinois Fast Messages 1.0 (Pakin et al.), the point-to-point layer on a Myrinet LANai
 // behind an SBus, with its design choices as options so that each can be measured alone.
 //
 //   sender host ── FM_send: hybrid: PIO of header and payload into the LANai send queue, one sync

@@ -1,5 +1,5 @@
 // Simulator: point-to-point latency and bandwidth between two hosts, the experiment behind
-// `nicsim pt2pt`, measured as seed 004 §4.1 does and summed up in its Table 2 metrics.
+// `nicsim pt2pt`, measured as Pakin et al. §4.1 does and summed up in its Table 2 metrics.
 //
 //   latency     a packet ping-ponged `round_trips` times; the time over 2 * round_trips
 //   bandwidth   `packets` packets sent back to back; bytes over the time from the first
@@ -18,7 +18,7 @@
 // A T(n) that is one straight line gives n-half = t0 * r-inf. A pipeline whose slowest stage
 // changes with the size does not: with a LANai that sets T for small packets and an SBus that
 // sets it for large ones, T(n) = max(LANai, host) is convex and n-half falls below t0 * r-inf,
-// as in every host row of seed 004's Table 4 (hybrid: 44 bytes against 3.5 us x 21.2 MB/s =
+// as in every host row of Pakin et al.'s Table 4 (hybrid: 44 bytes against 3.5 us x 21.2 MB/s =
 // 78). The product is kept beside the measured value for comparison.
 //
 // The layer is FM (sim/fm_layer.h) or LFC's unicast path (sim/cluster.h, the engine's NIC),
@@ -41,8 +41,8 @@ struct Pt2ptSpec {
     std::string layer = "fm";  // fm|lfc
     FmOptions fm;
     std::vector<std::uint32_t> sizes;  // payload bytes per packet; at least two distinct
-    int packets = 65535;               // seed 004 §4.1: 65,535 packets
-    int round_trips = 50;              // seed 004 §4.1: 50 times back and forth
+    int packets = 65535;               // Pakin et al. §4.1: 65,535 packets
+    int round_trips = 50;              // Pakin et al. §4.1: 50 times back and forth
 };
 
 struct Pt2ptPoint {
@@ -52,7 +52,7 @@ struct Pt2ptPoint {
     double bandwidth_mbs = 0;  // 10^6 bytes per second
 };
 
-// Seed 004 Table 2's metrics (see above).
+// Pakin et al. Table 2's metrics (see above).
 struct Table2Metrics {
     double t0_us = 0;
     double r_inf_mbs = 0;      // 10^6 bytes per second

@@ -492,7 +492,7 @@ std::optional<FmmcResult> run_fmmc(const FmmcSpec& spec, std::string* why) {
     }
     std::optional<Topology> topology = make_topology(spec.model, why);
     if (!topology) return std::nullopt;
-    // Fixed packets; the first of a message gives up the handler word (seed 000 §5.3).
+    // Fixed packets; the first of a message gives up the handler word (Bhoedjang et al. §5.3).
     const std::uint64_t first = static_cast<std::uint64_t>(p.packet_bytes - p.handler_bytes);
     const std::uint64_t packets =
         spec.bytes <= first ? 1 : 1 + (spec.bytes - first + p.packet_bytes - 1) / p.packet_bytes;

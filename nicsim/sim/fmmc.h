@@ -1,4 +1,4 @@
-// Simulator: FM/MC, the multicast protocol seed 000 compares LFC with (§2.2, §3.3, §5.3), as a
+// Simulator: FM/MC, the multicast protocol Bhoedjang et al. compares LFC with (§2.2, §3.3, §5.3), as a
 // comparator on the same modeled cluster. It is a baseline, not engine protocol: the component
 // never runs it, so it lives here beside the host-based baselines rather than in nic/.
 //
@@ -25,21 +25,21 @@
 
 namespace nicsim::sim {
 
-// FM/MC's own values, each with its source (seed 000 gives few; the rest are assumptions).
+// FM/MC's own values, each with its source (Bhoedjang et al. gives few; the rest are assumptions).
 struct FmmcParams {
-    // seed 000 §5.3: fixed-size 256-byte packets.
+    // Bhoedjang et al. §5.3: fixed-size 256-byte packets.
     int packet_bytes = 256;
-    // seed 000 §5.3 note 2: one word of a message's first packet names its handler.
+    // Bhoedjang et al. §5.3 note 2: one word of a message's first packet names its handler.
     int handler_bytes = 4;
     // calibrated: multicast buffers per host (9 KB), the credit manager's pool, so that FM/MC's
-    // single-sender peak on 61 nodes is near seed 000 §5.3's 7.7 MB/s.
+    // single-sender peak on 61 nodes is near Bhoedjang et al. §5.3's 7.7 MB/s.
     int host_buffers = 36;
-    // assumed: credits a host asks for at once (seed 000 §2.2: hosts "request multiple credits
+    // assumed: credits a host asks for at once (Bhoedjang et al. §2.2: hosts "request multiple credits
     // and cache them"); it asks for the next batch when half of one is spent.
     int credit_batch = 16;
-    // assumed: the NI's one receive queue, 16 KB of LANai SRAM (seed 000 §2.2).
+    // assumed: the NI's one receive queue, 16 KB of LANai SRAM (Bhoedjang et al. §2.2).
     int ni_queue = 64;
-    // assumed: FM/MC's NI cost per packet as a fraction of LFC's tns and tnr (seed 000 §5.3:
+    // assumed: FM/MC's NI cost per packet as a fraction of LFC's tns and tnr (Bhoedjang et al. §5.3:
     // LFC's per-packet overheads are "slightly higher"). A credit request, reply or token is a
     // packet like any other: the NI pays its costs, and it waits in the NI's one transmit queue
     // behind the data before it.

@@ -118,7 +118,7 @@ void GmNic::dma_done(Time now) {
             ++send_free_;  // acknowledged or gone back over meanwhile: the buffer is free
         }
     } else {
-        // In host memory (seed 001 §3: the NIC DMAs the data, "and then acknowledges the
+        // In host memory (Yu et al. §3: the NIC DMAs the data, "and then acknowledges the
         // sender"): its receive buffer is free.
         --rx_busy_;
         GmIn& in = *in_.find(dma_.peer);

@@ -1,7 +1,7 @@
-// Simulator: GM's point-to-point protocol, the host-based baseline's network on seed 001's
+// Simulator: GM's point-to-point protocol, the host-based baseline's network on Yu et al.'s
 // cluster (Model::p2p_flow == "gm": each node of sim/cluster.cc runs a GmNic beside its LFC NIC).
 //
-// GM has reliability but no flow control (seed 001 §3, §4.3.1):
+// GM has reliability but no flow control (Yu et al. §3, §4.3.1):
 //
 //   sender NIC    fetches each packet from host memory (DMA) into a send buffer and sends it at
 //                 once, numbered per connection (destination); keeps a send record until a

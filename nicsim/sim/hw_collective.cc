@@ -38,9 +38,9 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
         *why = "--tree " + spec.tree + ": needs the fattree topology (--preset quadrics-elan3)";
         return std::nullopt;
     }
-    // A k-ary n-tree's switches have k links down and k up (seed 003 §2: Quadrics' 8-port Elite
+    // A k-ary n-tree's switches have k links down and k up (Coll et al. §2: Quadrics' 8-port Elite
     // switches, k = 4). N need not be a power of k: the first N ports of the smallest tree that
-    // holds them are populated (seed 003 §6 runs 32 nodes, Table 1 2048), but that tree has at
+    // holds them are populated (Coll et al. §6 runs 32 nodes, Table 1 2048), but that tree has at
     // most FatTree::kMaxLevels levels.
     const int ports = spec.model.switch_ports;
     if (ports % 2 != 0 || ports < 4) {

@@ -1,11 +1,11 @@
-// Simulator: broadcast and barrier on a Quadrics network with faulty nodes (seed 003 §6), the
+// Simulator: broadcast and barrier on a Quadrics network with faulty nodes (Coll et al. §6), the
 // experiments behind `nicsim bcast` and `nicsim barrier` on the fattree topology.
 //
 // The nodes taking part are those not in `faulty`. Three trees carry the collective:
 //   hardware  one hardware multicast to all of them; only when they are adjacent
 //   hwtree    a hardware-based multicast tree (plan/hwtree.h): steps of parallel multicasts
 //   software  QsNet's fallback: a balanced tree of unicast messages, fan-out 4 as the network's
-//             switches (seed 003 does not give it), over the nodes in order from the root on
+//             switches (Coll et al. does not give it), over the nodes in order from the root on
 //
 // Broadcast: the root's host sends the message; a node that has it sends it on along its part of
 // the tree, one transaction after the other, from its host (as the QsNet library does).

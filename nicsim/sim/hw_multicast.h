@@ -1,4 +1,4 @@
-// Simulator: a Quadrics network (seed 003 §2-3): Elan NICs on a quaternary fat tree whose
+// Simulator: a Quadrics network (Coll et al. §2-3): Elan NICs on a quaternary fat tree whose
 // switches replicate a packet to a range of adjacent nodes.
 //
 // A transaction carries a message from one node to a range of nodes (a hardware multicast, which

@@ -45,9 +45,9 @@ struct Model {
     int gm_recv_buffers;       // packets
     double gm_resend_timeout;  // us
     double nack_timeout;  // us
-    int deadlock_recovery;  // 0 or 1: seed 000 §4's deadlock channels and recovery
+    int deadlock_recovery;  // 0 or 1: Bhoedjang et al. §4's deadlock channels and recovery
     double recovery_timeout;  // us; 0: detection at once
-    // Fast Messages 1.0 (seed 004; sim/fm_layer.h)
+    // Fast Messages 1.0 (Pakin et al.; sim/fm_layer.h)
     double fm_host_send;     // us
     double fm_host_extract;  // us
     double fm_host_buffer;   // us

@@ -8,9 +8,9 @@
 //
 // Three shapes, each from a paper the simulator reproduces:
 //   crossbar   every node on one switch: contention only at the nodes' own links
-//   hypercube  seed 000's 64-node Myrinet cluster: sixteen 8-port switches as a 4-cube,
+//   hypercube  Bhoedjang et al.'s 64-node Myrinet cluster: sixteen 8-port switches as a 4-cube,
 //              four nodes per switch, dimension-order (e-cube) routing
-//   irregular  seed 002's network: random switch interconnections, up*/down* routing
+//   irregular  Kesavan and Panda's network: random switch interconnections, up*/down* routing
 #pragma once
 
 #include <cstddef>

@@ -17,7 +17,7 @@ constexpr std::array kAlltoallOpts = {
     OptionSpec{"--preset", "P", "model preset (see nicsim presets); default: the model defaults"},
     OptionSpec{"--nodes", "N", "nodes in the cluster (default: the preset's)"},
     OptionSpec{"--set", "NAME=VALUE", "set one model parameter (see nicsim params); repeatable", true},
-    OptionSpec{"--bytes", "B", "each node's message length in bytes (default 65536, seed 000 Table 1)"},
+    OptionSpec{"--bytes", "B", "each node's message length in bytes (default 65536, Bhoedjang et al. Table 1)"},
     OptionSpec{"--tree", "T", "binomial|binary|chain|flat: every node's multicast tree (default binomial)"},
     OptionSpec{"--messages", "M", "messages each node multicasts (default 1)"},
     OptionSpec{"--deadlock-recovery", "on|off", "LFC's deadlock channels and recovery (default on); off: a deadlock is reported, exit status 3"},

@@ -1,4 +1,4 @@
-// The nicsim command's all-to-all multicast (seed 000 §5.2-5.3): `nicsim alltoall`.
+// The nicsim command's all-to-all multicast (Bhoedjang et al. §5.2-5.3): `nicsim alltoall`.
 #pragma once
 
 #include <span>

@@ -17,7 +17,7 @@ int run_fmmc_command(std::string_view command, const Options& opts, const sim::M
     }
     if (opts.has("--tree") && opts.text("--tree") != "binary") {
         return usage_error(
-            command, "--tree " + opts.text("--tree") + ": FM/MC uses binary trees (seed 000 §2.2)");
+            command, "--tree " + opts.text("--tree") + ": FM/MC uses binary trees (Bhoedjang et al. §2.2)");
     }
     const bool all = command == "alltoall";
     const bool blast = command != "bcast";

@@ -1,4 +1,4 @@
-// The nicsim command's hardware-multicast parts (seed 003): `nicsim hwtree`, and `nicsim bcast`
+// The nicsim command's hardware-multicast parts (Coll et al.): `nicsim hwtree`, and `nicsim bcast`
 // and `nicsim barrier` on a fattree network (--preset quadrics-elan3).
 #pragma once
 
@@ -16,7 +16,7 @@ std::span<const OptionSpec> hwtree_options();
 inline constexpr OptionSpec kFaultyOpt{"--faulty", "LIST", "faulty nodes, comma-separated (e.g. 1,6); they take no part"};
 inline constexpr OptionSpec kFaultyPercentOpt{"--faulty-percent", "P", "that percentage of the nodes faulty (rounded), drawn with the seed, never the source"};
 inline constexpr OptionSpec kHwTreeOpt{"--tree", "T", "on a fattree network: hwtree|software|hardware (default hwtree)"};
-inline constexpr OptionSpec kPlannerOpt{"--planner", "P", "greedy|optimal: Algorithm 2 or 1 of seed 003 (default greedy)"};
+inline constexpr OptionSpec kPlannerOpt{"--planner", "P", "greedy|optimal: Algorithm 2 or 1 of Coll et al. (default greedy)"};
 inline constexpr OptionSpec kDotOpt{"--dot", "FILE", "write the tree as a Graphviz digraph"};
 // clang-format on
 

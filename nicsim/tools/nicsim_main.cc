@@ -182,7 +182,7 @@ int run_kbinomial(const Options& opts) {
                                 .c_str());
         return 0;
     }
-    std::printf("k-binomial trees for n = %d nodes and m = %lld packets (seed 002 Lemma 1, Theorem 3)\n",
+    std::printf("k-binomial trees for n = %d nodes and m = %lld packets (Kesavan and Panda Lemma 1, Theorem 3)\n",
                 nodes, static_cast<long long>(*m));
     std::printf("%4s %6s %22s\n", "k", "L1", "steps L1 + (m-1)k");
     for (int k = 1; k <= k_max; ++k) {
@@ -562,12 +562,12 @@ int run_pt2pt_cmd(const Options& opts) {
 const std::array kCommands = {
     Command{"kbinomial", "for each k: L1, total steps L1 + (m-1)k, and the optimal k", kKbinomialOpts, run_kbinomial},
     Command{"bcast", "simulate one broadcast: latency of the last receiver, per-node completion, packets", kBcastOpts, run_bcast},
-    Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (seed 000 §5.1)", kThroughputOpts, run_throughput},
-    Command{"alltoall", "simulate every node multicasting at once (seed 000 §5.2): per-sender throughput, deadlock recoveries", alltoall_options(), run_alltoall},
-    Command{"allgather", "simulate one allgather (seed 001): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
+    Command{"throughput", "simulate a single-sender blast: throughput seen by the sender (Bhoedjang et al. §5.1)", kThroughputOpts, run_throughput},
+    Command{"alltoall", "simulate every node multicasting at once (Bhoedjang et al. §5.2): per-sender throughput, deadlock recoveries", alltoall_options(), run_alltoall},
+    Command{"allgather", "simulate one allgather (Yu et al.): latency, bandwidth, host CPU time, packets, NACKs", kAllgatherOpts, run_allgather},
     Command{"barrier", "simulate one barrier: latency, host CPU time, packets", kBarrierOpts, run_barrier},
-    Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (seed 003), or the depths over random fault maps", hwtree_options(), run_hwtree},
-    Command{"pt2pt", "simulate point-to-point latency and bandwidth per packet size, and t0, r-inf and n-half (seed 004)", kPt2ptOpts, run_pt2pt_cmd},
+    Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (Coll et al.), or the depths over random fault maps", hwtree_options(), run_hwtree},
+    Command{"pt2pt", "simulate point-to-point latency and bandwidth per packet size, and t0, r-inf and n-half (Pakin et al.)", kPt2ptOpts, run_pt2pt_cmd},
     Command{"bench", "simulated events per second of wall time on a fixed workload", kBenchOpts, run_bench},
     Command{"params", "list the model parameters: unit, default, meaning", kListOpts, run_params},
     Command{"presets", "list the presets with every value and its source", kListOpts, run_presets},

@@ -81,7 +81,7 @@ sim::BcastSpec preset_spec(const char* preset, int nodes) {
     return spec;
 }
 
-// seed 002 Fig. 12: the optimal k from Theorem 3.
+// Kesavan and Panda Fig. 12: the optimal k from Theorem 3.
 void fig12() {
     int mismatches = 0;
     bool monotone = true;
@@ -94,19 +94,19 @@ void fig12() {
             previous = k;
         }
     }
-    claim("seed 002 Fig. 12: m = 1 gives k = ceil(log2 n), n = 2..1024", "every n",
+    claim("Kesavan and Panda Fig. 12: m = 1 gives k = ceil(log2 n), n = 2..1024", "every n",
           std::to_string(1023 - mismatches) + " of 1023", mismatches == 0);
-    claim("seed 002 Fig. 12: optimal k never grows with m (n <= 1024, m <= 1024)", "never",
+    claim("Kesavan and Panda Fig. 12: optimal k never grows with m (n <= 1024, m <= 1024)", "never",
           monotone ? "never" : "grows somewhere", monotone);
     std::int64_t first = 0;
     for (std::int64_t m = 1; m <= 64 && first == 0; ++m) {
         if (plan::optimal_k(16, m) == 1) first = m;
     }
-    claim("seed 002 Fig. 12: n = 16 reaches k = 1", "by m = 16", "at m = " + std::to_string(first),
+    claim("Kesavan and Panda Fig. 12: n = 16 reaches k = 1", "by m = 16", "at m = " + std::to_string(first),
           first != 0 && first <= 16);
 }
 
-// seed 002 Fig. 14: optimal k-binomial against binomial on 64 nodes, averaged over topologies.
+// Kesavan and Panda Fig. 14: optimal k-binomial against binomial on 64 nodes, averaged over topologies.
 void fig14(int topologies) {
     double best = 0;
     std::int64_t best_m = 0;
@@ -133,13 +133,13 @@ void fig14(int topologies) {
             best_m = m;
         }
     }
-    claim("seed 002 Fig. 14: optimal k-binomial never slower than binomial (64 nodes, m <= 64)",
+    claim("Kesavan and Panda Fig. 14: optimal k-binomial never slower than binomial (64 nodes, m <= 64)",
           "never", never_slower ? "never" : "slower at" + slower, never_slower);
-    rows.push_back({"seed 002 Fig. 14: best speedup over binomial (m = " + std::to_string(best_m) + ")",
+    rows.push_back({"Kesavan and Panda Fig. 14: best speedup over binomial (m = " + std::to_string(best_m) + ")",
                     "up to 2.0x (at least 1.6x)", fmt("%.2fx", best), best / 2.0, best >= 1.6, ""});
 }
 
-// seed 002 Theorem 3 against the simulator: the k-binomial tree `nicoll-tune generate --model`
+// Kesavan and Panda Theorem 3 against the simulator: the k-binomial tree `nicoll-tune generate --model`
 // finds fastest on 64 nodes (every k run, ties to the larger k) against Theorem 3's k, for m =
 // 1..64 packets. The theorem is proved in §4.1's pipelined model, where a NIC sends one packet per
 // step and every step is as long: kesavan97 with nic_timing=steps on a crossbar. On kesavan97
@@ -180,11 +180,11 @@ void theorem3_simulated() {
         }
         const std::string ours = std::to_string(same) + " of 64" + (differ.empty() ? "" : " (ours/theorem:" + differ + ")");
         if (steps) {
-            claim("seed 002 Theorem 3 in its model (kesavan97, nic_timing=steps, crossbar; 64 nodes, m = 1..64): "
+            claim("Kesavan and Panda Theorem 3 in its model (kesavan97, nic_timing=steps, crossbar; 64 nodes, m = 1..64): "
                   "simulated fastest k (nicoll-tune generate --model) = Theorem 3's k",
                   "every m", ours, same == 64);
         } else {
-            claim("seed 002 Theorem 3 on kesavan97 (one NIC processor, irregular network; 64 nodes, m = 1..64): "
+            claim("Kesavan and Panda Theorem 3 on kesavan97 (one NIC processor, irregular network; 64 nodes, m = 1..64): "
                   "the optimal tree (Theorem 3 with a hop's and a send's cost) within 5 % of the fastest k; "
                   "Theorem 3's own k is the fastest at " + ours,
                   "(not in the paper)", fmt("at most %.1f %% slower", (worst - 1) * 100), worst <= 1.05);
@@ -192,7 +192,7 @@ void theorem3_simulated() {
     }
 }
 
-// The most packets an interior NIC held at once: seed 002 §3.3 compares the buffering of the
+// The most packets an interior NIC held at once: Kesavan and Panda §3.3 compares the buffering of the
 // nodes that forward (the root's send buffers hold the message either way).
 std::size_t forwarder_peak(const sim::BcastResult& r, Rank root) {
     std::size_t peak = 0;
@@ -202,7 +202,7 @@ std::size_t forwarder_peak(const sim::BcastResult& r, Rank root) {
     return peak;
 }
 
-// seed 002 §3.3: FPFS never needs more NIC buffers than FCFS.
+// Kesavan and Panda §3.3: FPFS never needs more NIC buffers than FCFS.
 void buffers() {
     bool ok = true;
     std::string detail;
@@ -221,11 +221,11 @@ void buffers() {
             }
         }
     }
-    claim("seed 002 §3.3: peak buffers of a forwarding NIC, FPFS <= FCFS (64 nodes, 3 trees, m = 4..64)",
+    claim("Kesavan and Panda §3.3: peak buffers of a forwarding NIC, FPFS <= FCFS (64 nodes, 3 trees, m = 4..64)",
           "FPFS <= FCFS", detail, ok);
 }
 
-// seed 000 Fig. 4 and Fig. 6 (left) with lfc-myrinet and binomial trees.
+// Bhoedjang et al. Fig. 4 and Fig. 6 (left) with lfc-myrinet and binomial trees.
 double peak_throughput(int nodes, const char* tree) {
     double best = 0;
     for (const std::uint64_t bytes : {1024u, 4096u, 16384u, 65536u, 262144u}) {
@@ -241,20 +241,20 @@ double peak_throughput(int nodes, const char* tree) {
 void fig4_fig6() {
     for (const auto& [nodes, paper] : {std::pair{4, 22.0}, std::pair{61, 59.0}}) {
         sim::BcastSpec spec = preset_spec("lfc-myrinet", nodes);
-        within("seed 000 Fig. 4: empty multicast latency, " + std::to_string(nodes) + " nodes", paper,
+        within("Bhoedjang et al. Fig. 4: empty multicast latency, " + std::to_string(nodes) + " nodes", paper,
                bcast(spec).latency_us, 0.25, "us");
     }
-    within("seed 000 Fig. 4: peak throughput, 4 nodes", 42.9, peak_throughput(4, "binomial"), 0.25, "MB/s");
+    within("Bhoedjang et al. Fig. 4: peak throughput, 4 nodes", 42.9, peak_throughput(4, "binomial"), 0.25, "MB/s");
     const double binomial = peak_throughput(61, "binomial");
-    within("seed 000 Fig. 4: peak throughput, 61 nodes", 13.3, binomial, 0.25, "MB/s");
+    within("Bhoedjang et al. Fig. 4: peak throughput, 61 nodes", 13.3, binomial, 0.25, "MB/s");
     const double chain = peak_throughput(61, "chain");
     const double binary = peak_throughput(61, "binary");
-    claim("seed 000 Fig. 6 (left): 61 nodes, chain above binary and binomial", "chain > binary, binomial",
+    claim("Bhoedjang et al. Fig. 6 (left): 61 nodes, chain above binary and binomial", "chain > binary, binomial",
           fmt("%.1f", chain) + " > " + fmt("%.1f", binary) + ", " + fmt("%.1f MB/s", binomial),
           chain > binary && chain > binomial);
 }
 
-// seed 000 §5.2: deadlock recovery. Table 1 and Fig. 6 (right): all-to-all, 64 KB, 61 nodes,
+// Bhoedjang et al. §5.2: deadlock recovery. Table 1 and Fig. 6 (right): all-to-all, 64 KB, 61 nodes,
 // four messages per node so that the counts are those of a steady blast rather than of its start.
 sim::AlltoallResult alltoall(const char* tree) {
     sim::AlltoallSpec spec;
@@ -277,17 +277,17 @@ void table1_fig6_right() {
     const sim::AlltoallResult binary = alltoall("binary");
     const sim::AlltoallResult chain = alltoall("chain");
     const double recoveries = chain.recoveries_per_multicast;
-    rows.push_back({"seed 000 Table 1 (lfc-myrinet, all-to-all, 4 x 64 KB, 61 nodes): chain, recoveries per multicast",
+    rows.push_back({"Bhoedjang et al. Table 1 (lfc-myrinet, all-to-all, 4 x 64 KB, 61 nodes): chain, recoveries per multicast",
                     "1.000", fmt("%.3f", recoveries), recoveries, std::fabs(recoveries - 1) <= 0.15, ""});
-    within("seed 000 Table 1: chain, recovery packets per multicast (about N-2)", 59.9,
+    within("Bhoedjang et al. Table 1: chain, recovery packets per multicast (about N-2)", 59.9,
            chain.recovery_packets_per_multicast, 0.15, "");
     const bool fewer = binary.recoveries_per_multicast < binomial.recoveries_per_multicast &&
                        binary.recovery_packets_per_multicast < binomial.recovery_packets_per_multicast;
     // The binary tree is numbered breadth-first (plan/tree_binary.cc says why).
-    claim("seed 000 Table 1: binary recovers less often and with fewer packets than binomial "
+    claim("Bhoedjang et al. Table 1: binary recovers less often and with fewer packets than binomial "
           "(recoveries / packets per multicast)",
           "0.362 / 2.7 < 0.853 / 3.5", table1_cell(binary) + " vs " + table1_cell(binomial), fewer);
-    claim("seed 000 Fig. 6 (right): all-to-all per-sender throughput, binomial > binary > chain",
+    claim("Bhoedjang et al. Fig. 6 (right): all-to-all per-sender throughput, binomial > binary > chain",
           "binomial > binary > chain",
           fmt("%.2f", binomial.per_sender_mbs) + " > " + fmt("%.2f", binary.per_sender_mbs) + " > " +
               fmt("%.2f MB/s", chain.per_sender_mbs),
@@ -320,17 +320,17 @@ void fig5() {
             }
         }
         const double ratio = peak[1] / peak[0];
-        rows.push_back({"seed 000 Fig. 5 (binomial, one sender, 61 nodes): peak throughput, DR / BP, " +
+        rows.push_back({"Bhoedjang et al. Fig. 5 (binomial, one sender, 61 nodes): peak throughput, DR / BP, " +
                             std::to_string(mtu) + "-byte packets",
                         "within 15 %",
                         fmt("%.2f", peak[1]) + " / " + fmt("%.2f MB/s", peak[0]) + fmt(" (%.2f recover)", started),
                         ratio,
                         std::fabs(ratio - 1) <= 0.15, ""});
         if (mtu != 1024) continue;
-        rows.push_back({"seed 000 §5.2 (Fig. 5, 1 KB packets): multicasts that start a recovery", "almost 25 %",
+        rows.push_back({"Bhoedjang et al. §5.2 (Fig. 5, 1 KB packets): multicasts that start a recovery", "almost 25 %",
                         fmt("%.1f %%", started * 100), started / 0.25, std::fabs(started / 0.25 - 1) <= 0.25, ""});
         known_gap(
-            "seed 000 §5.2 (Fig. 5, 1 KB packets): packets per multicast in a deadlock channel",
+            "Bhoedjang et al. §5.2 (Fig. 5, 1 KB packets): packets per multicast in a deadlock channel",
             "1.3 of 60", fmt("%.2f of 60", channel), std::fabs(channel / 1.3 - 1) <= 0.25,
             "ours flags about 2.8 packets per recovery against the paper's 5.2 (1.3 / 0.25): the "
             "deadlocked subtrees are smaller in the model. Counting the acknowledgements too (one "
@@ -339,7 +339,7 @@ void fig5() {
     }
 }
 
-// seed 000 §5.3, Fig. 7-8: LFC against FM/MC with equal 256-byte packets and binary trees (LFC
+// Bhoedjang et al. §5.3, Fig. 7-8: LFC against FM/MC with equal 256-byte packets and binary trees (LFC
 // with deadlock recovery on, as the paper runs it). Single sender: peak over message sizes.
 double lfc_256(int nodes, bool all) {
     double best = 0;
@@ -383,10 +383,10 @@ double fmmc(int nodes, bool all) {
 }
 
 void fig7_fig8() {
-    within("seed 000 §5.3: FM/MC peak multicast throughput, 61 nodes (its pool is calibrated to it)", 7.7,
+    within("Bhoedjang et al. §5.3: FM/MC peak multicast throughput, 61 nodes (its pool is calibrated to it)", 7.7,
            fmmc(61, false), 0.15, "MB/s");
     for (const bool all : {false, true}) {
-        const std::string fig = all ? "seed 000 Fig. 8 (all-to-all, 64 KB, per sender)" : "seed 000 Fig. 7 (one sender, peak)";
+        const std::string fig = all ? "Bhoedjang et al. Fig. 8 (all-to-all, 64 KB, per sender)" : "Bhoedjang et al. Fig. 7 (one sender, peak)";
         for (const int nodes : {8, 16, 32, 61}) {
             const double lfc = lfc_256(nodes, all);
             const double fm = fmmc(nodes, all);
@@ -414,7 +414,7 @@ void fig7_fig8() {
     }
 }
 
-// Seed 001 on gm-lanai9.
+// Yu et al. on gm-lanai9.
 sim::CollectiveResult allgather(const std::string& algorithm, Rank nodes, std::uint64_t bytes,
                                 double loss = 0, double skew_us = 0, bool payloads = false,
                                 int gm_recv_buffers = 0) {
@@ -440,7 +440,7 @@ double latency(const std::string& algorithm, Rank nodes, std::uint64_t bytes) {
 // Fig. 6-8: 16 nodes, latency by size, and the factor of improvement over host-based.
 void seed001_fig6_to_8() {
     const double rd = latency("rd", 16, 4), ab = latency("ab", 16, 4), hb = latency("host-rd", 16, 4);
-    claim("seed 001 Fig. 6-8 (gm-lanai9, 16 nodes): 4 B, NIC RD fastest, factor over HB",
+    claim("Yu et al. Fig. 6-8 (gm-lanai9, 16 nodes): 4 B, NIC RD fastest, factor over HB",
           "1.54x (issue: >= 1.3x)",
           fmt("%.2fx", hb / rd) + fmt(" (RD %.1f,", rd) + fmt(" AB %.1f,", ab) + fmt(" HB %.1f us)", hb),
           rd < ab && rd < hb && hb / rd >= 1.3);
@@ -457,12 +457,12 @@ void seed001_fig6_to_8() {
             best_bytes = bytes;
         }
     }
-    claim("seed 001 Fig. 6: 8-64 KB, NIC AB fastest", "AB fastest", ab_fastest ? "AB fastest" : "not AB",
+    claim("Yu et al. Fig. 6: 8-64 KB, NIC AB fastest", "AB fastest", ab_fastest ? "AB fastest" : "not AB",
           ab_fastest);
     // HB runs over GM's protocol (p2p_flow=gm): its receivers' two buffers overflow and GM sends
     // again. The factor hangs on that count: with a third buffer nothing is lost (README).
     const double hb3 = allgather("host-rd", 16, best_bytes, 0, 0, false, 3).latency_us;
-    rows.push_back({"seed 001 Fig. 8: best factor of AB over HB, 8-64 KB", "3.01x (issue: >= 2.4x)",
+    rows.push_back({"Yu et al. Fig. 8: best factor of AB over HB, 8-64 KB", "3.01x (issue: >= 2.4x)",
                     fmt("%.2fx", best) + " at " + std::to_string(best_bytes) + " B" +
                         fmt(" (%.2fx with 3 GM receive buffers)", hb3 / ab_best),
                     best / 3.01, best >= 2.4, ""});
@@ -474,7 +474,7 @@ void seed001_fig6_to_8() {
         if (ab_wins && crossover == 0) crossover = bytes;
         if (crossover != 0) ab_after = ab_after && ab_wins;
     }
-    claim("seed 001 Fig. 6: RD/AB crossover between single- and multi-packet sizes (MTU 4 KB)",
+    claim("Yu et al. Fig. 6: RD/AB crossover between single- and multi-packet sizes (MTU 4 KB)",
           "4 B < crossover <= 4 KB", "AB from " + std::to_string(crossover) + " B on",
           ab_after && crossover > 4 && crossover <= 4096);
 }
@@ -488,10 +488,10 @@ void seed001_fig9() {
         const std::string ours =
             fmt("at 1024 nodes: RD %.0f,", rd) + fmt(" AB %.0f,", ab) + fmt(" HB %.0f us", hb);
         if (bytes == 4) {
-            claim("seed 001 Fig. 9(a): 4 B, 4-1024 nodes, RD scales best and AB worst", "RD < HB < AB",
+            claim("Yu et al. Fig. 9(a): 4 B, 4-1024 nodes, RD scales best and AB worst", "RD < HB < AB",
                   ours, rd < hb && hb < ab);
         } else {
-            claim("seed 001 Fig. 9(b): 8 KB, 4-1024 nodes, AB scales best", "AB < RD, HB", ours,
+            claim("Yu et al. Fig. 9(b): 8 KB, 4-1024 nodes, AB scales best", "AB < RD, HB", ours,
                   ab < rd && ab < hb);
         }
     }
@@ -513,20 +513,20 @@ void seed001_fig10() {
             }
         }
     }
-    claim("seed 001 Fig. 10: NIC-based host CPU flat over 4-256 nodes and 4 B-8 KB", "flat",
+    claim("Yu et al. Fig. 10: NIC-based host CPU flat over 4-256 nodes and 4 B-8 KB", "flat",
           fmt("%.2f", least) + fmt("-%.2f us", most), most <= 1.1 * least);
     const double ab_small = allgather("ab", 16, 4).host_cpu_us[0];
     const double rd_small = allgather("rd", 16, 4).host_cpu_us[0];
-    claim("seed 001 Fig. 10: AB small blocks cost more host CPU (staging copy), 16 nodes, 4 B",
+    claim("Yu et al. Fig. 10: AB small blocks cost more host CPU (staging copy), 16 nodes, 4 B",
           "AB > RD", fmt("AB %.2f", ab_small) + fmt(", RD %.2f us", rd_small), ab_small > rd_small);
     const double hb_small = allgather("host-rd", 4, 4).host_cpu_us[0];
     const double hb_large = allgather("host-rd", 256, 8192).host_cpu_us[0];
-    claim("seed 001 Fig. 10: host-based host CPU grows", "grows",
+    claim("Yu et al. Fig. 10: host-based host CPU grows", "grows",
           fmt("%.1f us (4 nodes, 4 B) to ", hb_small) + fmt("%.0f us (256 nodes, 8 KB)", hb_large),
           hb_large > 10 * hb_small);
 }
 
-// Receiver-driven reliability (seed 001 §4.3.1).
+// Receiver-driven reliability (Yu et al. §4.3.1).
 void seed001_reliability() {
     for (const double loss : {0.01, 0.05}) {
         std::uint64_t nacks = 0, lost = 0;
@@ -537,7 +537,7 @@ void seed001_reliability() {
                 lost += r.lost;
             }
         }
-        claim("seed 001 §4.3.1: " + fmt("%.0f", loss * 100) + " % loss, RD and AB on 16 and 61 nodes, 5000 B",
+        claim("Yu et al. §4.3.1: " + fmt("%.0f", loss * 100) + " % loss, RD and AB on 16 and 61 nodes, 5000 B",
               "completes, every byte right",
               std::to_string(lost) + " lost, " + std::to_string(nacks) + " NACKs, all bytes right",
               lost > 0 && nacks > 0);
@@ -549,7 +549,7 @@ void seed001_reliability() {
             control += r.stats.nacks_sent + r.stats.nacks_forwarded + r.stats.retransmitted;
         }
     }
-    claim("seed 001 §4.3.1: no loss, no acknowledgement or NACK", "none",
+    claim("Yu et al. §4.3.1: no loss, no acknowledgement or NACK", "none",
           std::to_string(control) + " NACKs or resends", control == 0);
     std::uint64_t dropped = 0, resent = 0;
     bool late = true;
@@ -559,12 +559,12 @@ void seed001_reliability() {
         resent += r.stats.retransmitted;
         late = late && r.latency_us > 1000;
     }
-    claim("seed 001 §4.2: one host 1 ms late (RD, AB, 16 nodes, 8 KB)", "nothing lost, completes",
+    claim("Yu et al. §4.2: one host 1 ms late (RD, AB, 16 nodes, 8 KB)", "nothing lost, completes",
           std::to_string(dropped) + " dropped, " + std::to_string(resent) + " resent", dropped == 0 && resent == 0 && late);
 }
 
 
-// Seed 003: hardware-based multicast trees.
+// Coll et al.: hardware-based multicast trees.
 
 std::string depths_text(const std::map<int, int>& depths, int trials) {
     std::string out;
@@ -600,7 +600,7 @@ void seed003_examples() {
     const auto o = plan::first_backward_overlap(net, std::vector<plan::NodeRange>{{2, 5}, {7, 15}});
     const plan::HwTree greedy = plan::greedy_hw_tree(net, 8, fig4);
     const plan::HwTree optimal = plan::optimal_hw_tree(net, 8, fig4, 100000).tree;
-    claim("seed 003 Fig. 4: 16 nodes, source 8, [0,0] [2,5] [7,15]: backward overlap level, steps",
+    claim("Coll et al. Fig. 4: 16 nodes, source 8, [0,0] [2,5] [7,15]: backward overlap level, steps",
           "level 1; 2 steps, 8 -> [7,15] first",
           "level " + std::to_string(o ? o->level : -1) + "; " + std::to_string(greedy.depth()) + " steps (optimal " +
               std::to_string(optimal.depth()) + "), 8 -> [" + std::to_string(greedy.steps[0][0].dest.lo) + "," +
@@ -613,7 +613,7 @@ void seed003_examples() {
     const auto text = [](const plan::LevelCounts& v) {
         return "(" + std::to_string(v[1]) + "," + std::to_string(v[0]) + ")";
     };
-    claim("seed 003 Fig. 5: sources {0,2}, groups [3,7] [9,12]: c, n, d, overlap level",
+    claim("Coll et al. Fig. 5: sources {0,2}, groups [3,7] [9,12]: c, n, d, overlap level",
           "c=(1,1) n=(2,0) d=(-1,1), level 1",
           "c=" + text(c) + " n=" + text(n) + " d=" + text(d) + ", level " + std::to_string(plan::forward_overlap_level(d)),
           c == plan::LevelCounts{1, 1} && n == plan::LevelCounts{0, 2} && d == plan::LevelCounts{1, -1} &&
@@ -625,7 +625,7 @@ void seed003_table1(bool full) {
         if (nodes > 1024 && !full) continue;
         for (const double percent : {0.2, 0.4, 0.6, 0.8, 1.0}) {
             const std::map<int, int> depths = table1_cell(nodes, percent, 1000);
-            const std::string what = "seed 003 Table 1: " + std::to_string(nodes) + " nodes, " + fmt("%.1f", percent) +
+            const std::string what = "Coll et al. Table 1: " + std::to_string(nodes) + " nodes, " + fmt("%.1f", percent) +
                                      " % faulty, 1000 maps: steps/fraction";
             const bool two_always = depths.size() == 1 && depths.begin()->first == 2;
             if (nodes < 4096) {
@@ -640,7 +640,7 @@ void seed003_table1(bool full) {
                 const double three = depths.count(3) ? depths.at(3) / 1000.0 : 0;
                 known_gap(what, "2/0.582, 3/0.418 (issue: 3 in 0.30..0.55)", depths_text(depths, 1000),
                           three >= 0.30 && three <= 0.55,
-                          "2-step trees that pass Eq. 1-3 exist in the other maps; no reading of seed 003 "
+                          "2-step trees that pass Eq. 1-3 exist in the other maps; no reading of Coll et al. "
                           "tried (fault counts, source, split choices, list handling, capabilities: README) "
                           "gives 0.30-0.55 here and 2 in >= 0.95 at 0.8 %: the paper's 200-fold jump from 33 "
                           "to 41 faults needs a cost per group that its rules do not charge");
@@ -677,12 +677,12 @@ void seed003_greedy_vs_optimal(bool full) {
             }
         }
     }
-    claim("seed 003 §6: greedy as shallow as backtracking, " + std::to_string(sizes.front()) + "-" +
+    claim("Coll et al. §6: greedy as shallow as backtracking, " + std::to_string(sizes.front()) + "-" +
               std::to_string(sizes.back()) + " nodes, 0.1-10 % faulty (maps backtracking decided)",
           ">= 99 %", fmt("%.1f %%", 100.0 * same / std::max(decided, 1)) + " of " + std::to_string(decided) +
                          " decided (of " + std::to_string(all) + ")",
           decided > 0 && same >= 0.99 * decided);
-    claim("seed 003 §6: the same below 1 % faulty", "100 %",
+    claim("Coll et al. §6: the same below 1 % faulty", "100 %",
           fmt("%.1f %%", 100.0 * same_low / std::max(decided_low, 1)) + " of " + std::to_string(decided_low),
           same_low == decided_low);
 }
@@ -700,7 +700,7 @@ sim::HwCollectiveResult hw(bool barrier, const std::string& tree, std::vector<Ra
 
 // Fig. 8-10 on quadrics-elan3, 32 nodes, faulty nodes drawn with a fixed seed.
 void seed003_fig8_to_10() {
-    within("seed 003 Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw(true, "hardware", {}).latency_us, 0.25, "us");
+    within("Coll et al. Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw(true, "hardware", {}).latency_us, 0.25, "us");
     sim::Rng rng(3, 0x8f);
     double worst = 1e300, hw_most = 0, sw_least = 1e300;
     for (int f = 1; f <= 4; ++f) {
@@ -710,23 +710,23 @@ void seed003_fig8_to_10() {
         hw_most = std::max(hw_most, h);
         sw_least = std::min(sw_least, s);
     }
-    within("seed 003 Fig. 8: hardware-tree barrier, 32 nodes, 1-4 faulty (slowest)", 7.0, hw_most, 0.25, "us");
-    within("seed 003 Fig. 8: software-tree barrier, 32 nodes, 1-4 faulty (fastest)", 15.9, sw_least, 0.25, "us");
-    claim("seed 003 Fig. 8: hardware tree over software tree, barrier, 1-4 faulty", "about 2.4x (issue: >= 1.8x)",
+    within("Coll et al. Fig. 8: hardware-tree barrier, 32 nodes, 1-4 faulty (slowest)", 7.0, hw_most, 0.25, "us");
+    within("Coll et al. Fig. 8: software-tree barrier, 32 nodes, 1-4 faulty (fastest)", 15.9, sw_least, 0.25, "us");
+    claim("Coll et al. Fig. 8: hardware tree over software tree, barrier, 1-4 faulty", "about 2.4x (issue: >= 1.8x)",
           fmt("%.2fx at least", worst), worst >= 1.8);
     const double peak_hw = hw(false, "hardware", {}, 262144).bandwidth_mbs;
-    within("seed 003 Fig. 10: hardware multicast, 256 KB", 306, peak_hw, 0.25, "MB/s");
+    within("Coll et al. Fig. 10: hardware multicast, 256 KB", 306, peak_hw, 0.25, "MB/s");
     const std::vector<Rank> two{5, 17};
     const double tree = hw(false, "hwtree", two, 65536).bandwidth_mbs;
     const double soft = hw(false, "software", two, 32768).bandwidth_mbs;
-    within("seed 003 Fig. 10: hardware-tree broadcast, 64 KB, 2 faulty", 124, tree, 0.25, "MB/s");
-    within("seed 003 Fig. 9: software-tree broadcast, 32 KB, 2 faulty", 40, soft, 0.25, "MB/s");
-    claim("seed 003 Fig. 9-10: hardware-tree bandwidth over software tree's (64 KB)", "3.1x (issue: >= 2x)",
+    within("Coll et al. Fig. 10: hardware-tree broadcast, 64 KB, 2 faulty", 124, tree, 0.25, "MB/s");
+    within("Coll et al. Fig. 9: software-tree broadcast, 32 KB, 2 faulty", 40, soft, 0.25, "MB/s");
+    claim("Coll et al. Fig. 9-10: hardware-tree bandwidth over software tree's (64 KB)", "3.1x (issue: >= 2x)",
           fmt("%.2fx", tree / hw(false, "software", two, 65536).bandwidth_mbs),
           tree >= 2 * hw(false, "software", two, 65536).bandwidth_mbs);
 }
 
-// ---- seed 004: Illinois Fast Messages 1.0 --------------------------------------------------
+// ---- Pakin et al.: Illinois Fast Messages 1.0 --------------------------------------------------
 
 sim::Pt2ptResult fm_run(const sim::FmOptions& fm, int packets) {
     sim::Pt2ptSpec spec;
@@ -802,7 +802,7 @@ void seed004_table4(bool full) {
         const sim::Pt2ptResult r = fm_run(fm, packets);
         got.push_back(r);
         const bool target = &c == &configs[4];
-        const std::string what = std::string("seed 004 Table 4 ") + c.name;
+        const std::string what = std::string("Pakin et al. Table 4 ") + c.name;
         const std::string role = c.role[0] != '\0' ? std::string(" (") + c.role + ")" : "";
         std::string t0_gap = "the model's t0 with switch() is the receiving LCP's time per packet (3.3 us receive, "
                              "0.3 us bookkeeping, 3.0 us switch(), 0.3 us host-DMA setup)";
@@ -823,17 +823,17 @@ void seed004_table4(bool full) {
     const auto& buffered = got[3];
     const auto& fmfull = got[4];
     const auto& dma = got[7];
-    claim("seed 004 Table 4: streamed LCP better than baseline (rows 1-2: t0 and n-half lower)",
+    claim("Pakin et al. Table 4: streamed LCP better than baseline (rows 1-2: t0 and n-half lower)",
           "3.5 < 4.2 us, 249 < 315 bytes",
           fmt("%.2f", lstream.metrics.t0_us) + " < " + fmt("%.2f us, ", lbase.metrics.t0_us) + fmt("%.0f", lstream.metrics.n_half) +
               " < " + fmt("%.0f bytes", lbase.metrics.n_half),
           lstream.metrics.t0_us < lbase.metrics.t0_us && lstream.metrics.n_half < lbase.metrics.n_half);
-    claim("seed 004 Table 4: hybrid has a lower n-half than all-DMA (rows 3, 8)", "44 < 162 bytes",
+    claim("Pakin et al. Table 4: hybrid has a lower n-half than all-DMA (rows 3, 8)", "44 < 162 bytes",
           fmt("%.0f", hybrid.metrics.n_half) + " < " + fmt("%.0f bytes", dma.metrics.n_half), hybrid.metrics.n_half < dma.metrics.n_half);
-    claim("seed 004 Table 4: all-DMA has a higher r-inf than hybrid (rows 3, 8)", "33.0 > 21.2 MB/s",
+    claim("Pakin et al. Table 4: all-DMA has a higher r-inf than hybrid (rows 3, 8)", "33.0 > 21.2 MB/s",
           fmt("%.1f", dma.metrics.r_inf_mbs / kMiB) + " > " + fmt("%.1f MB/s", hybrid.metrics.r_inf_mbs / kMiB),
           dma.metrics.r_inf_mbs > hybrid.metrics.r_inf_mbs);
-    claim("seed 004 Table 4: all-DMA has a higher t0 than hybrid (rows 3, 8)", "7.5 > 3.5 us",
+    claim("Pakin et al. Table 4: all-DMA has a higher t0 than hybrid (rows 3, 8)", "7.5 > 3.5 us",
           fmt("%.2f", dma.metrics.t0_us) + " > " + fmt("%.2f us", hybrid.metrics.t0_us), dma.metrics.t0_us > hybrid.metrics.t0_us);
     // r-inf is the asymptote, which a cost per packet does not move (rows 4 and 5 both have the
     // SBus limit); what flow control costs shows at finite sizes, as in Fig. 8.
@@ -843,7 +843,7 @@ void seed004_table4(bool full) {
         }
         return 0.0;
     };
-    claim("seed 004 §4.5: flow control costs a little bandwidth (rows 4-5; Fig. 8, 128 and 512 bytes)",
+    claim("Pakin et al. §4.5: flow control costs a little bandwidth (rows 4-5; Fig. 8, 128 and 512 bytes)",
           "21.4 < 21.9 MB/s (r-inf); \"moderate loss\"",
           fmt("%.2f", bw_at(fmfull, 128) / kMiB) + fmt(" < %.2f, ", bw_at(buffered, 128) / kMiB) +
               fmt("%.2f", bw_at(fmfull, 512) / kMiB) + fmt(" < %.2f MB/s", bw_at(buffered, 512) / kMiB) +
@@ -860,7 +860,7 @@ void seed004_table4(bool full) {
     // large packets, so the loop shows in t0 and in the latency (two LANais per trip).
     const double lat_stream = fmfull.points.front().latency_us;
     const double lat_base = fm_baseline.points.front().latency_us;
-    claim("seed 004 §4.2-4.3 on the full FM layer: streamed beats baseline (16-byte latency, t0); all-DMA n-half "
+    claim("Pakin et al. §4.2-4.3 on the full FM layer: streamed beats baseline (16-byte latency, t0); all-DMA n-half "
           "and r-inf above hybrid's",
           "(not measured in the paper)",
           fmt("%.2f", lat_stream) + fmt(" < %.2f us, ", lat_base) + fmt("t0 %.3f", fmfull.metrics.t0_us) +
@@ -877,12 +877,12 @@ void seed004_table4(bool full) {
         return sim::Pt2ptPoint{};
     };
     const std::string lat_gap = "the model's one-way path charges each stage once (host send, PIO, LANai send, "
-                                "switch, LANai receive, DMA, extract); seed 004 does not break its latency down";
-    cell("seed 004 §5: full FM one-way latency, 16 bytes", 25, at(16).latency_us, "us", false, lat_gap);
-    cell("seed 004 §5: full FM one-way latency, 128 bytes", 32, at(128).latency_us, "us", false, lat_gap);
-    cell("seed 004 §5: full FM bandwidth, 128 bytes", 16.2, at(128).bandwidth_mbs / kMiB, "MB/s", false,
+                                "switch, LANai receive, DMA, extract); Pakin et al. does not break its latency down";
+    cell("Pakin et al. §5: full FM one-way latency, 16 bytes", 25, at(16).latency_us, "us", false, lat_gap);
+    cell("Pakin et al. §5: full FM one-way latency, 128 bytes", 32, at(128).latency_us, "us", false, lat_gap);
+    cell("Pakin et al. §5: full FM bandwidth, 128 bytes", 16.2, at(128).bandwidth_mbs / kMiB, "MB/s", false,
          "the model's small-packet bandwidth follows its t0");
-    cell("seed 004 §5: full FM bandwidth, 512 bytes", 19.6, at(512).bandwidth_mbs / kMiB, "MB/s", false,
+    cell("Pakin et al. §5: full FM bandwidth, 512 bytes", 19.6, at(512).bandwidth_mbs / kMiB, "MB/s", false,
          "the model's large-packet bandwidth follows the SBus limit");
 }
 

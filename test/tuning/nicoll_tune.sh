@@ -1,6 +1,6 @@
 #!/bin/sh
 # The nicoll-tune command: validate (exit 0 and one line, or every error and exit 1), show (the
-# decision and where it came from), generate --model (valid output that reproduces seed 002's
+# decision and where it came from), generate --model (valid output that reproduces Kesavan and Panda's
 # optimal k for the kesavan97 preset), and one clear line with exit status 2 for bad usage.
 . "$top_srcdir/test/lib.sh"
 tune=$top_builddir/tuning/nicoll-tune
@@ -85,7 +85,7 @@ check "generate --model --packet-sizes writes winners' packet sizes into a valid
     sh -c '"$1" validate "$2" | grep -q ": valid, " && grep -q "\"packet_size\": \"1k\"" "$2"' \
     _ "$tune" "$dir/packets.json"
 
-# seed 002: the k-binomial tree the simulator finds fastest on 64 nodes against Theorem 3's
+# Kesavan and Panda: the k-binomial tree the simulator finds fastest on 64 nodes against Theorem 3's
 # optimal k, for m = 1..64 packets of 64 bytes: in the model the theorem is proved in (kesavan97's
 # costs, a NIC sending one packet per step, every step as long: a crossbar) and on kesavan97 itself.
 theorem3() {  # $1: the generated file; sets same and differ
@@ -100,7 +100,7 @@ sizes=$(seq -s, 64 64 4096)
 "$tune" generate --model kesavan97 --set nic_timing=steps --set topology=crossbar --comm-sizes 64 \
     --sizes "$sizes" --colls bcast --algorithms kbinomial --out "$dir/steps.json" 2>/dev/null
 theorem3 "$dir/steps.json"
-echo "# seed 002 Theorem 3, kesavan97 in steps on a crossbar, 64 nodes, m = 1..64: paper: Theorem 3's k for every m; ours: $same of 64; differ (ours/Theorem 3):$differ"
+echo "# Kesavan and Panda Theorem 3, kesavan97 in steps on a crossbar, 64 nodes, m = 1..64: paper: Theorem 3's k for every m; ours: $same of 64; differ (ours/Theorem 3):$differ"
 check "generate --model kesavan97 --set nic_timing=steps --set topology=crossbar picks Theorem 3's optimal k for every m = 1..64 (got $same)" \
     [ "$same" -eq 64 ]
 check "generate records --set in the file's provenance" \
@@ -114,7 +114,7 @@ bad_input "generate: a --set that contradicts the preset is named" "low_water 32
 "$tune" generate --model kesavan97 --comm-sizes 64 --sizes "$sizes" --colls bcast --algorithms kbinomial \
     --out "$dir/k.json" 2>/dev/null
 theorem3 "$dir/k.json"
-echo "# seed 002 Theorem 3 on kesavan97 (serial NICs, irregular network), 64 nodes, m = 1..64: ours: $same of 64; differ (ours/Theorem 3):$differ"
+echo "# Kesavan and Panda Theorem 3 on kesavan97 (serial NICs, irregular network), 64 nodes, m = 1..64: ours: $same of 64; differ (ours/Theorem 3):$differ"
 check "generate --model kesavan97 reproduces Theorem 3's optimal k at m = 1 (k = 6 = ceil(log2 64))" \
     sh -c '"$1" show --file "$2" --coll bcast --comm-size 64 --bytes 64 | grep -q "^  k            6 "' _ "$tune" "$dir/k.json"
 check "generate --model kesavan97 picks Theorem 3's optimal k in at least 55 of 64 packet counts (got $same)" \

@@ -35,7 +35,7 @@ constexpr const char* kHelp =
                                    besides auto
   calibrate [--out FILE] [--bench PATH] [--mpirun-args "ARGS"] [--iterations N]
                                    measure this machine's one-way latency, bandwidth, t0, r_inf,
-                                   n_1/2 (seed 004) and per-packet overhead, and write a model
+                                   n_1/2 (Pakin et al.) and per-packet overhead, and write a model
                                    preset file for generate --model
   --help, -h                       this text
 Collectives (--coll): barrier, bcast, allgather, ibarrier, ibcast, iallgather, transport.

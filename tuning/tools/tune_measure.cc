@@ -322,7 +322,7 @@ int cmd_generate_measure(const Args& args) {
     return write_out(*o, text, "generate") ? 0 : 1;
 }
 
-// t0, r_inf and n_1/2 as seed 004 (App. A) defines them: a least-squares line through the
+// t0, r_inf and n_1/2 as Pakin et al. (App. A) defines them: a least-squares line through the
 // one-way times t(n) = t0 + n / r_inf, and n_1/2 = t0 * r_inf, the size at half the peak rate.
 // One way: half a ping-pong is what FM measured; here a broadcast on 2 ranks is one way from the
 // root, the time the receiver has it, which nicoll-bench's slowest-rank time is.

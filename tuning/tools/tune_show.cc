@@ -153,7 +153,7 @@ int cmd_show(const Args& args) {
         const std::uint64_t packets =
             ps == 0 ? 1 : std::max<std::uint64_t>(1, (q.bytes + ps - 1) / ps);
         const int best = nicsim::plan::optimal_k(q.comm_size, static_cast<std::int64_t>(packets));
-        Line k{std::to_string(best), "auto (seed 002 Theorem 3 for " + std::to_string(packets) +
+        Line k{std::to_string(best), "auto (Kesavan and Panda Theorem 3 for " + std::to_string(packets) +
                                          " packet" + (packets == 1 ? "" : "s") + ")"};
         if (rule != nullptr && rule->k != 0) k = {std::to_string(rule->k), rule_from};
         if (!mca("bcast_k").empty()) k = {mca("bcast_k"), "MCA variable coll_nicoll_bcast_k"};

@@ -833,7 +833,7 @@ TEST(TxQueue, KeepsItsOwnCopyOfAPayloadTheFabricRefused) {
 }
 
 TEST(Arrivals, CountsNewPacketsAndFindsTheMissingOnes) {
-    Arrivals arrivals(1024);  // seed 001: 32 integers for 1024 nodes
+    Arrivals arrivals(1024);  // Yu et al.: 32 integers for 1024 nodes
     EXPECT_EQ(arrivals.next_missing(0), 0u);
     for (std::size_t i = 0; i < 1024; ++i) {
         if (i != 31 && i != 32 && i != 1023) {

@@ -1,4 +1,4 @@
-// The global collective channels and the NIC staging buffer (seed 001 §4.2, §5.1, §5.2), each on
+// The global collective channels and the NIC staging buffer (Yu et al. §4.2, §5.1, §5.2), each on
 // its own; the allgather tests (test_allgather_op.cc) run the channels inside the agent.
 #include <gtest/gtest.h>
 
@@ -90,7 +90,7 @@ std::vector<Dma> add_all(Staging& staging, std::initializer_list<std::uint64_t> 
 }
 
 TEST(Staging, GathersSmallPayloadsIntoOneDmaAtCompletion) {
-    // Seed 001's case: ab with 4-byte blocks over 1024 nodes, 1023 packets of 4 bytes.
+    // Yu et al.'s case: ab with 4-byte blocks over 1024 nodes, 1023 packets of 4 bytes.
     Staging staging;
     std::vector<Dma> dmas;
     for (int i = 0; i < 1023; ++i) staging.add(4, dmas);

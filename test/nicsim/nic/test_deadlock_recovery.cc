@@ -1,4 +1,4 @@
-// LFC's deadlock recovery (seed 000 §4) without time: NICs wired by FIFO channels, one per
+// LFC's deadlock recovery (Bhoedjang et al. §4) without time: NICs wired by FIFO channels, one per
 // ordered pair, packets delivered from a random channel at each step. Every node multicasts at
 // once along its own random tree with a random window of 1..8 credits. With recovery on, every
 // run completes: every host gets every packet exactly once, in per-origin order, and credits are

@@ -31,7 +31,7 @@ TEST(FatTree, SizesOfQuaternaryTrees) {
         const FatTree net = FatTree::holding(nodes);
         EXPECT_EQ(net.levels(), levels) << nodes;
         EXPECT_EQ(net.nodes(), nodes);
-        // n * 4^(n-1) switches (seed 003 §2), each below the top with 4 cables up, two links each.
+        // n * 4^(n-1) switches (Coll et al. §2), each below the top with 4 cables up, two links each.
         const std::int64_t k_n = net.power(levels);
         EXPECT_EQ(net.links(), static_cast<std::size_t>(2 * k_n + 2 * (levels - 1) * k_n)) << nodes;
     }
@@ -60,7 +60,7 @@ TEST(FatTree, EverySwitchHasKDistinctNeighboursEachWay) {
 TEST(FatTree, RootLevelsAndSwitches) {
     const FatTree net = FatTree::holding(16);
     EXPECT_EQ(net.root_level({0, 3}), 0);
-    EXPECT_EQ(net.root_level({6, 7}), 0);   // seed 003 Fig. 6(a)
+    EXPECT_EQ(net.root_level({6, 7}), 0);   // Coll et al. Fig. 6(a)
     EXPECT_EQ(net.root_level({7, 8}), 1);   // Fig. 6(b)
     EXPECT_EQ(net.root_level({2, 5}), 1);
     EXPECT_EQ(net.root_switch({9, 10}), (Switch{0, 2, 0}));

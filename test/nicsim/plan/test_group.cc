@@ -1,5 +1,5 @@
 // The binomial group topology for every group size 1..257 and every rank: 2 * ceil(log2 N)
-// entries at distance +-2^k on the ring of ranks, and (seed 001 §4.1.1) they are all a rank needs
+// entries at distance +-2^k on the ring of ranks, and (Yu et al. §4.1.1) they are all a rank needs
 // for binomial trees of every root.
 #include <gtest/gtest.h>
 

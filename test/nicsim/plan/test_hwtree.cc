@@ -1,4 +1,4 @@
-// Hardware-based multicast trees (seed 003): the worked examples of Fig. 4 and Fig. 5 exactly,
+// Hardware-based multicast trees (Coll et al.): the worked examples of Fig. 4 and Fig. 5 exactly,
 // the overlap tests and splits, and on random fault maps trees checked link by link: every step's
 // multicasts routed on the fat tree with disjoint links (the adaptive hops searched), every
 // destination reached exactly once, from a node that had the message.
@@ -121,7 +121,7 @@ TEST(HwTree, SubtractAndMerge) {
     EXPECT_EQ(merge(Ranges{{0, 3}, {9, 9}}, Ranges{{4, 6}, {8, 8}}), (Ranges{{0, 6}, {8, 9}}));
 }
 
-// Seed 003 Fig. 4: 16 nodes, source 8, groups [0,0] [2,5] [7,15].
+// Coll et al. Fig. 4: 16 nodes, source 8, groups [0,0] [2,5] [7,15].
 TEST(HwTree, Fig4BackwardOverlapAndItsTwoSplits) {
     const FatTree net = FatTree::holding(16);
     // The paper's evaluation of Eq. 1 for [2,5] and [7,15].
@@ -151,7 +151,7 @@ TEST(HwTree, Fig4BackwardOverlapAndItsTwoSplits) {
     }
 }
 
-// Seed 003 Fig. 5: 16 nodes, source 2, groups [0,0] [3,7] [9,12]; the branch where 2 sent to
+// Coll et al. Fig. 5: 16 nodes, source 2, groups [0,0] [3,7] [9,12]; the branch where 2 sent to
 // [0,0] first.
 TEST(HwTree, Fig5ForwardOverlapFromCapabilitiesNeedsAndDifferences) {
     const FatTree net = FatTree::holding(16);

@@ -1,4 +1,4 @@
-// Seed 002's formulas: N(s, k) against Lemma 1 evaluated as written, L1 against a search over s,
+// Kesavan and Panda's formulas: N(s, k) against Lemma 1 evaluated as written, L1 against a search over s,
 // and optimal k as in Fig. 12 (k = ceil(log2 n) for one packet, never rising with the message
 // length, the chain for 16 nodes from 12 packets on).
 #include <gtest/gtest.h>
@@ -96,7 +96,7 @@ TEST(KbinomialSteps, Values) {
 }
 
 TEST(KbinomialTotalSteps, IsL1PlusKPerExtraPacket) {
-    EXPECT_EQ(kbinomial_total_steps(8, 3, 3), 9);  // seed 002 Fig. 8
+    EXPECT_EQ(kbinomial_total_steps(8, 3, 3), 9);  // Kesavan and Panda Fig. 8
     EXPECT_EQ(kbinomial_total_steps(16, 1, 4), 4);
     EXPECT_EQ(kbinomial_total_steps(16, 3, 2), 5 + 2 * 2);
     EXPECT_EQ(kbinomial_total_steps(4096, 1000000, 1), 4095 + 999999);

@@ -1,8 +1,8 @@
 // Every tree shape for n = 1..130 and a few large n: a spanning tree rooted at position 0 whose
 // subtrees are contiguous ranges of positions. A step model written here, independently of the
-// builders, checks seed 002's step counts: one packet over kbinomial_tree(n, k) takes
+// builders, checks Kesavan and Panda's step counts: one packet over kbinomial_tree(n, k) takes
 // kbinomial_steps(n, k) steps, m packets take L1 + (m - 1) times the largest fanout (Theorem 2),
-// and the worked examples of seeds 000 and 002 come out as printed.
+// and the worked examples of the papers of Bhoedjang et al. and of Kesavan and Panda come out as printed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +19,7 @@ namespace nicsim::plan {
 namespace {
 
 // arrival[v][j]: the step at which packet j reaches node v, forwarded first-packet-first-served
-// (seed 002 Fig. 7): a node sends packet j to each child in order, one send per step, packets in
+// (Kesavan and Panda Fig. 7): a node sends packet j to each child in order, one send per step, packets in
 // order, and can send a packet from the step after it received it. The root holds every packet
 // at step 0.
 std::vector<std::vector<int>> fpfs_arrivals(const Tree& tree, int packets) {
@@ -200,7 +200,7 @@ TEST(BinomialTree, EightNodesAsDrawnInTheHeader) {
 }
 
 TEST(BinomialTree, SixtyOneNodesAsInSeed000) {
-    // Seed 000 §5.2: "only 4 nodes at the last (6th) level and a maximum fanout of 6".
+    // Bhoedjang et al. §5.2: "only 4 nodes at the last (6th) level and a maximum fanout of 6".
     const Tree tree = binomial_tree(61);
     EXPECT_EQ(level_sizes(tree), (std::vector<int>{1, 6, 15, 20, 15, 4}));
     EXPECT_EQ(max_fanout(tree), 6);
@@ -218,7 +218,7 @@ TEST(BinomialTree, OnePacketTakesCeilLog2StepsOverFloorLog2Levels) {
 }
 
 TEST(BinaryTree, SixtyOneNodesAsInSeed000) {
-    // Seed 000 §5.2: "the binary tree is almost full; it has 6 levels and 30 nodes at the last".
+    // Bhoedjang et al. §5.2: "the binary tree is almost full; it has 6 levels and 30 nodes at the last".
     EXPECT_EQ(level_sizes(binary_tree(61)), (std::vector<int>{1, 2, 4, 8, 16, 30}));
 }
 

@@ -1,4 +1,4 @@
-// All-to-all multicast on the modeled cluster (seed 000 §5.2): random tree shapes (one per
+// All-to-all multicast on the modeled cluster (Bhoedjang et al. §5.2): random tree shapes (one per
 // origin) and credit windows of 1..8. With deadlock recovery on, every run completes, every host
 // gets every packet exactly once and in per-origin order, credits are conserved and every queue
 // ends empty (run_alltoall checks all of that and fails otherwise). With it off, a run completes
@@ -98,7 +98,7 @@ AlltoallSpec lfc(int nodes, const char* tree, bool recovery) {
     return spec;
 }
 
-// Chains deadlock in all-to-all traffic (seed 000 §3.3); binomial trees do not (e-cube routes).
+// Chains deadlock in all-to-all traffic (Bhoedjang et al. §3.3); binomial trees do not (e-cube routes).
 TEST(Alltoall, ChainsDeadlockWithoutRecoveryAndBinomialTreesDoNot) {
     std::string why;
     const auto chain = run_alltoall(lfc(16, "chain", false), nullptr, &why);
@@ -115,7 +115,7 @@ TEST(Alltoall, ChainsDeadlockWithoutRecoveryAndBinomialTreesDoNot) {
 }
 
 // One sender on a binomial tree cannot deadlock, yet a blocked queue signals deadlock at once
-// (seed 000 §5.2: about a quarter of the multicasts); the timeout refinement silences that, while
+// (Bhoedjang et al. §5.2: about a quarter of the multicasts); the timeout refinement silences that, while
 // an all-to-all chain, a true deadlock, still recovers and completes.
 TEST(Alltoall, TheTimeoutRefinementSilencesFalseAlarms) {
     std::string why;

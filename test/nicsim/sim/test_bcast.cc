@@ -125,7 +125,7 @@ TEST(Broadcast, ChargesEachCostOnce) {
 }
 
 // In steps on a crossbar every step is as long, and an m-packet broadcast on a k-binomial tree
-// takes seed 002's L1 + (m - 1) k steps (Theorem 2 with delta_r = k) between ts and tr (on 16
+// takes Kesavan and Panda's L1 + (m - 1) k steps (Theorem 2 with delta_r = k) between ts and tr (on 16
 // nodes, a power of two, where that count is exact for every k).
 TEST(Broadcast, InStepsTakesTheTheoremsSteps) {
     BcastSpec spec;

@@ -1,4 +1,4 @@
-// Allgathers and barriers on the modeled cluster (seed 001). Runs that carry payloads check every
+// Allgathers and barriers on the modeled cluster (Yu et al.). Runs that carry payloads check every
 // byte of every node's result (run_allgather fails otherwise), so the property tests below ask
 // only that the run succeeds: over random group sizes 1..257, block sizes, MTUs, topologies,
 // loss rates and seeds, every node ends with every block exactly once, in the right place.

@@ -1,4 +1,4 @@
-// The Fast Messages layer (seed 004): return-to-sender delivers every packet once and in order
+// The Fast Messages layer (Pakin et al.): return-to-sender delivers every packet once and in order
 // when receivers are slow, queues stay within their sizes, the LCP loop shapes cost what the
 // model says, and Table 2's metrics come out right for a straight and a convex time per packet.
 #include <gtest/gtest.h>
@@ -192,7 +192,7 @@ std::vector<double> times_on(const std::vector<double>& sizes,
 }
 
 TEST(FmPt2pt, Table2MetricsOfAStraightLineGiveNHalfAsTheProduct) {
-    // Seed 004's full layer: t0 4.1 us, r-inf 21.4 MB/s of 2^20 bytes.
+    // Pakin et al.'s full layer: t0 4.1 us, r-inf 21.4 MB/s of 2^20 bytes.
     const double t0 = 4.1;
     const double r_inf = 21.4 * 1.048576;
     const std::vector<double> sizes = {16, 32, 64, 128, 256, 512, 1024, 2048};

@@ -1,4 +1,4 @@
-// The FM/MC comparator (seed 000 §2.2): every host gets every packet once and in order (run_fmmc
+// The FM/MC comparator (Bhoedjang et al. §2.2): every host gets every packet once and in order (run_fmmc
 // checks that and fails otherwise) for one sender and for all, over sizes, pools and queues;
 // runs repeat exactly; credits come from the manager in batches and the token goes round while
 // they are out; a small NI queue swaps; the credit pool bounds a sender; bad specs are refused.
@@ -51,7 +51,7 @@ TEST_P(RandomFmmc, DeliversEverythingOnceInOrderAndRepeats) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomFmmc, testing::Range<std::uint64_t>(1, 41));
 
-// The first packet of a message gives up one word to the handler (seed 000 §5.3 note 2).
+// The first packet of a message gives up one word to the handler (Bhoedjang et al. §5.3 note 2).
 TEST(Fmmc, FixedPacketsAndTheHandlerWord) {
     std::string why;
     for (const auto& [bytes, packets] :

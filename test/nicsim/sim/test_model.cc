@@ -50,7 +50,7 @@ TEST(Model, PresetsCarryThePapersValues) {
     EXPECT_EQ(gm.mtu, 4096);
     EXPECT_DOUBLE_EQ(gm.link_bw, 250.0);  // 2 Gbit/s
     EXPECT_EQ(gm.host_send, "dma");
-    EXPECT_EQ(gm.p2p_flow, "gm");  // seed 001 §4.3.1: the host-based baseline has no flow control
+    EXPECT_EQ(gm.p2p_flow, "gm");  // Yu et al. §4.3.1: the host-based baseline has no flow control
     EXPECT_EQ(gm.gm_recv_buffers, 2);
     EXPECT_EQ(gm.gm_send_buffers, 2);
     EXPECT_EQ(default_model().p2p_flow, "credits");

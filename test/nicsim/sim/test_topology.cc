@@ -1,4 +1,4 @@
-// Topologies: the crossbar, seed 000's hypercube and seed 002's irregular networks. Routes are
+// Topologies: the crossbar, Bhoedjang et al.'s hypercube and Kesavan and Panda's irregular networks. Routes are
 // read back link by link through link_name(), so these tests do not depend on how links are
 // numbered; irregular routes are compared with a brute-force search over up*/down* routes.
 #include <gtest/gtest.h>
@@ -160,7 +160,7 @@ TEST_P(Hypercube, ShapeAndECubeRoutes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Hypercube,
-                         testing::Values(CubeCase{64, 8, 16, 4},  // seed 000's cluster
+                         testing::Values(CubeCase{64, 8, 16, 4},  // Bhoedjang et al.'s cluster
                                          CubeCase{61, 8, 16, 4},  // its 61-processor runs
                                          CubeCase{128, 8, 64, 2}, CubeCase{1, 8, 1, 8},
                                          CubeCase{8, 8, 1, 8}, CubeCase{9, 8, 2, 7},
@@ -374,7 +374,7 @@ TEST_P(Irregular, SameSeedSameNetwork) {
 INSTANTIATE_TEST_SUITE_P(
     Networks, Irregular,
     testing::Values(
-        // seed 002's network: 64 nodes on sixteen 8-port switches
+        // Kesavan and Panda's network: 64 nodes on sixteen 8-port switches
         IrregularCase{64, 8, 4, 1, 16}, IrregularCase{64, 8, 4, 2, 16},
         IrregularCase{64, 8, 4, 3, 16}, IrregularCase{64, 8, 4, 4, 16},
         IrregularCase{64, 8, 4, 5, 16}, IrregularCase{64, 8, 4, 0xfeedULL, 16},
