@@ -20,6 +20,15 @@ check() { # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
 }
 tap_done() { echo "1..$tap_count"; }
 
+# test_coll_ran LOG: after a test_coll job whose output is in LOG and whose exit status is in
+# $status, sets `checks` (what test_coll says it ran) and `passed`; all_passed then says whether
+# the job ran to its end with every check passing.
+test_coll_ran() {
+    checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$1")
+    passed=$(grep -c '^ok - ' "$1")
+}
+all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
+
 # mpirun for tests: oversubscribed, yielding when idle, shared memory only; killed after
 # $mpirun_timeout seconds (600 unless the test sets it). Each rank's output is printed whole, rank
 # by rank (its stdout, then its stderr), then mpirun's own: mpirun forwards ranks' output in

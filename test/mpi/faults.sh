@@ -26,12 +26,10 @@ inject() {
     mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
         --mca coll_nicoll_verbose 10 $parts >"$log" 2>&1
     status=$?
-    checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
-    passed=$(grep -c '^ok - ' "$log")
+    test_coll_ran "$log"
     echo "# fault $site on rank $faulty of $np: test_coll $passed of ${checks:-?} checks passed, exit $status"
     grep -e '^not ok' -e 'coll_nicoll_fault' -e 'nicoll declines' "$log" | head -5 | sed 's/^/# /'
 }
-all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
 fallbacks() { sed -n 's/.*nicoll: stats rank 0 bcast: .*fallbacks \([0-9]*\).*/\1/p' "$log"; }
 
 for case in "3 1 transport" "5 4 transport" "3 2 setup" "5 0 setup" "3 1 group" "5 3 group"; do

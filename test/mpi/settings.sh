@@ -20,12 +20,10 @@ run() {
         -np 1 -x "OMPI_MCA_coll_nicoll_$1=$2" $program : \
         -np 2 -x "OMPI_MCA_coll_nicoll_$1=$3" $program >"$log" 2>&1
     status=$?
-    checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
-    passed=$(grep -c '^ok - ' "$log")
+    test_coll_ran "$log"
     echo "# coll_nicoll_$1 $2 | $3: test_coll $passed of ${checks:-?} checks passed, exit $status"
     grep -e '^not ok' -e 'nicoll: communicator' "$log" | head -5 | sed 's/^/# /'
 }
-all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
 # count_of C FIELD: rank 0's coll_nicoll_stats count of FIELD (calls, fallbacks) for collective C
 count_of() { sed -n "s/.*nicoll: stats rank 0 $1: .*$2 \([0-9]*\).*/\1/p" "$log"; }
 declined() {
@@ -54,8 +52,7 @@ done
 mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
     -np 1 $program --thread-multiple : -np 2 $program >"$log" 2>&1
 status=$?
-checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
-passed=$(grep -c '^ok - ' "$log")
+test_coll_ran "$log"
 check "MPI_THREAD_MULTIPLE on rank 0 only: one line names it and the ranks" \
     [ "$(grep -c "MPI_COMM_WORLD (cid 0): MPI_THREAD_MULTIPLE differs across ranks: 1 on rank 0, 0 on rank 1" "$log")" -eq 1 ]
 check "... every test_coll check passes on the next component" all_passed
@@ -63,8 +60,7 @@ check "... nicoll counted fallbacks and ran nothing" declined
 mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 --mca coll_nicoll_verbose 10 \
     -np 3 $program --thread-multiple >"$log" 2>&1
 status=$?
-checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
-passed=$(grep -c '^ok - ' "$log")
+test_coll_ran "$log"
 check "MPI_THREAD_MULTIPLE on every rank: verbose 10 says nicoll declines for it" \
     grep -q "nicoll: declining communicator MPI_COMM_WORLD (cid 0): MPI_THREAD_MULTIPLE" "$log"
 check "... every test_coll check passes on the next component" all_passed

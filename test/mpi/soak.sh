@@ -10,16 +10,17 @@
 
 collectives=${NICOLL_SOAK_COLLECTIVES:-1000000}
 mpirun_timeout=${NICOLL_TEST_TIMEOUT:-3600}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for transport in shm pml; do
     started=$(date +%s)
-    out=$(mpirun_test -np 4 --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_transport "$transport" \
-              "$top_builddir/test/mpi/test_coll" --expect-nicoll --sections soak --soak "$collectives" 2>&1)
+    mpirun_test -np 4 --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_transport "$transport" \
+        "$top_builddir/test/mpi/test_coll" --expect-nicoll --sections soak --soak "$collectives" \
+        >"$log" 2>&1
     status=$?
-    printf '%s\n' "$out" | grep -e '^# soak' -e '^not ok' -e '^# rank' | tail -8
+    grep -e '^# soak' -e '^not ok' -e '^# rank' "$log" | tail -8
     echo "# transport $transport: $(($(date +%s) - started)) s, exit $status"
-    checks=$(printf '%s\n' "$out" | sed -n 's/^# checks \([0-9]*\)$/\1/p')
-    passed=$(printf '%s\n' "$out" | grep -c '^ok - ')
-    all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ]; }
+    test_coll_ran "$log"
     check "soak over $transport: $collectives collectives, every check ($passed of ${checks:-?}) passed" \
         all_passed
 done

@@ -57,11 +57,9 @@ status=$?
 want="nicoll: tuning file $dir/broken.json:2:72: \$.bcast[0].algorithm: unknown algorithm \"ring\" for bcast (known: auto, binomial, binary, chain, flat, kbinomial); using the embedded default table"
 one_warning() { [ "$(grep -cF -- "$want" "$log")" -eq 1 ] && [ "$(grep -c 'nicoll: tuning file' "$log")" -eq 1 ]; }
 check "broken file: exactly one warning per job, naming file, line:col, path and reason" one_warning
-checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
-passed=$(grep -c '^ok - ' "$log")
+test_coll_ran "$log"
 echo "# test_coll: $passed of ${checks:-?} checks passed, exit $status"
 grep '^not ok' "$log" | head -5 | sed 's/^/# /'
-all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$passed" ] && [ "$passed" -gt 0 ]; }
 check "broken file: every test_coll check passes on the embedded default (4 ranks)" all_passed
 
 # 2. A file forcing each algorithm.
@@ -128,8 +126,7 @@ mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 10 \
     --mca coll_nicoll_tuning_file "$dir/packets.json" "$top_builddir/test/mpi/test_coll" --expect-nicoll \
     --sections blocking,nonblocking --large 100000 --packet-size 1000,4096 >"$log" 2>&1
 status=$?
-checks=$(sed -n 's/^# checks \([0-9]*\)$/\1/p' "$log")
-passed=$(grep -c '^ok - ' "$log")
+test_coll_ran "$log"
 echo "# test_coll: $passed of ${checks:-?} checks passed, exit $status"
 grep '^not ok' "$log" | head -5 | sed 's/^/# /'
 check "a file's packet sizes (transport 4096, bcast 1000) and credits (2): every test_coll check passes" all_passed
