@@ -173,6 +173,11 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
         config->credits < 0 || config->credits > NICSIM_CREDITS_MAX) {
         return NICSIM_ERR_INVALID;
     }
+    if (config->peer_credits != nullptr &&
+        !std::all_of(config->peer_credits, config->peer_credits + size,
+                     [](int c) { return c >= 0 && c <= NICSIM_CREDITS_MAX; })) {
+        return NICSIM_ERR_INVALID;
+    }
     return guarded([&] {
         nicsim::nic::AgentConfig agent;
         // A real job cannot drop a packet and ask for it again: keep every early one. Its
@@ -180,6 +185,9 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
         agent.channels.unbounded = true;
         agent.stable_payloads = true;
         agent.credits = config->credits;
+        if (config->peer_credits != nullptr) {
+            agent.peer_credits.assign(config->peer_credits, config->peer_credits + size);
+        }
         if (config->order != nullptr) agent.order.assign(config->order, config->order + size);
         try {
             *group = new nicsim_group(rank, size, *transport, std::move(agent));

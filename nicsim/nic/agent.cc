@@ -9,11 +9,26 @@
 
 namespace nicsim::nic {
 
+namespace {
+
+std::vector<int> windows(Rank size, const AgentConfig& config) {
+    if (config.peer_credits.empty()) {
+        return std::vector<int>(config.credits > 0 ? static_cast<std::size_t>(size) : 0,
+                                config.credits);
+    }
+    if (config.peer_credits.size() != static_cast<std::size_t>(size)) {
+        throw std::invalid_argument("peer_credits does not name every rank of the group");
+    }
+    return config.peer_credits;
+}
+
+}  // namespace
+
 Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
     : rank_(rank),
       size_(size),
       order_(std::move(config.order)),
-      tx_(fabric, size, config.credits, config.stable_payloads),
+      tx_(fabric, windows(size, config), config.stable_payloads),
       channels_(config.channels),
       idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
     if (order_.empty()) {

@@ -24,6 +24,9 @@ namespace nicsim::nic {
 struct AgentConfig {
     ChannelConfig channels;  // where packets of collectives not yet posted are kept
     int credits = 0;         // flow-control window per peer (tx_queue.h); 0: none
+    // Or each peer's window, by rank (0 for a peer whose transport is its own window): when not
+    // empty, it holds `size` entries and `credits` is not used.
+    std::vector<int> peer_credits;
     // Payloads stay in their collectives' buffers until the collective completes, so queued
     // packets need no copy (tx_queue.h). A real job's collectives do; the simulator's resend
     // after completion, so it copies.
@@ -60,7 +63,8 @@ private:
 
 class Agent {
 public:
-    // invalid_argument when config.order is not a permutation of 0..size-1.
+    // invalid_argument when config.order is not a permutation of 0..size-1, or peer_credits is
+    // neither empty nor `size` long.
     Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config = {});
     // Collectives in flight hold references into the agent: it stays where it was made.
     Agent(const Agent&) = delete;

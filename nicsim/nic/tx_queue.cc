@@ -1,12 +1,15 @@
 #include "nic/tx_queue.h"
 
+#include <algorithm>
+
 namespace nicsim::nic {
 
-TxQueue::TxQueue(Fabric& fabric, Rank size, int credits, bool stable_payloads)
-    : fabric_(fabric),
-      window_(credits),
-      stable_payloads_(stable_payloads),
-      peers_(credits > 0 ? size : 0, Peer{credits, 0, {}}) {}
+TxQueue::TxQueue(Fabric& fabric, std::vector<int> windows, bool stable_payloads)
+    : fabric_(fabric), stable_payloads_(stable_payloads) {
+    if (std::all_of(windows.begin(), windows.end(), [](int w) { return w == 0; })) return;
+    peers_.reserve(windows.size());
+    for (const int w : windows) peers_.push_back(Peer{w, w, 0, {}});
+}
 
 TxQueue::Pending TxQueue::pending(Rank dst, const PacketHeader& header,
                                   std::span<const std::byte> payload) const {
@@ -20,7 +23,7 @@ TxQueue::Pending TxQueue::pending(Rank dst, const PacketHeader& header,
 
 Status TxQueue::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
-    if (window_ > 0 && header.kind != PacketKind::credit) {
+    if (!peers_.empty() && peers_[dst].window > 0 && header.kind != PacketKind::credit) {
         Peer& peer = peers_[dst];
         if (peer.credits == 0 || !peer.blocked.empty()) {
             peer.blocked.push_back(pending(dst, header, payload));
@@ -34,7 +37,7 @@ Status TxQueue::send(Rank dst, const PacketHeader& header, std::span<const std::
 }
 
 Status TxQueue::transmit(Rank dst, PacketHeader header, std::span<const std::byte> payload) {
-    if (window_ > 0) {
+    if (!peers_.empty() && peers_[dst].window > 0) {
         // Whatever is owed to dst rides along; a credit update carries nothing else.
         Peer& peer = peers_[dst];
         header.credits = static_cast<std::uint16_t>(peer.owed);
@@ -63,14 +66,15 @@ Status TxQueue::flush() {
 }
 
 Status TxQueue::received(Rank src, const PacketHeader& header) {
-    if (window_ == 0) return Status::ok;
+    if (peers_.empty()) return Status::ok;
     if (src < 0 || src >= static_cast<Rank>(peers_.size())) return Status::protocol;
     Peer& peer = peers_[src];
-    if (header.credits > window_ - peer.credits) return Status::protocol;
+    if (header.credits > peer.window - peer.credits) return Status::protocol;
+    if (peer.window == 0) return Status::ok;
     peer.credits += header.credits;
     if (header.kind == PacketKind::credit) return unblock(src);
     if (const Status s = unblock(src); failed(s)) return s;
-    if (++peer.owed * 2 >= window_) {
+    if (++peer.owed * 2 >= peer.window) {
         PacketHeader update;
         update.kind = PacketKind::credit;
         return transmit(src, update, {});

@@ -10,7 +10,8 @@
 // one destination still leave in queue order. The receiver frees a buffer once the packet is
 // consumed (consumed()) and owes the sender a credit; owed credits ride on the next packet to
 // that sender, or go in an explicit credit packet once half the window is owed. A window of 0
-// turns flow control off (the simulator's collectives after Yu et al., which have global channels).
+// turns flow control off: for every peer (the simulator's collectives after Yu et al., which have
+// global channels), or for one whose transport is its own window (a ring of that many slots).
 //
 // A packet the fabric takes at once is never copied: the fabric copies what it needs, so a NIC
 // can inject the same bytes again and again (Yu et al. §4.3: forwarding and resending without
@@ -31,7 +32,8 @@ namespace nicsim::nic {
 
 class TxQueue {
 public:
-    TxQueue(Fabric& fabric, Rank size, int credits = 0, bool stable_payloads = false);
+    // `windows` holds each peer's window (0: none); empty, no peer has one.
+    TxQueue(Fabric& fabric, std::vector<int> windows = {}, bool stable_payloads = false);
 
     // Queues a packet and transmits what the fabric and the credits allow. `payload` is empty or
     // header.payload_bytes long (Fabric::transmit); header.credits is set here. Transport errors
@@ -62,6 +64,7 @@ private:
     };
     Pending pending(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) const;
     struct Peer {
+        int window = 0;         // 0: no flow control to and from this peer
         int credits = 0;        // packets this NIC may still send to the peer
         int owed = 0;           // the peer's packets consumed here, not yet credited
         Ring<Pending> blocked;  // packets to the peer waiting for a credit
@@ -72,9 +75,8 @@ private:
     Status unblock(Rank dst);
 
     Fabric& fabric_;
-    int window_;
     bool stable_payloads_;
-    std::vector<Peer> peers_;  // empty without flow control
+    std::vector<Peer> peers_;  // empty when no peer has a window
     Ring<Pending> ready_;
     std::size_t blocked_count_ = 0;
     std::uint64_t stalls_ = 0;

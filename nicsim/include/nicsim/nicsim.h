@@ -64,6 +64,10 @@ typedef struct nicsim_group_config {
      * consumed, so a receiver that keeps credits x (size - 1) receive buffers posted never sees
      * a packet it has no buffer for. 1..NICSIM_CREDITS_MAX, or 0 for none. */
     int credits;
+    /* NULL, or each rank's window instead (0..NICSIM_CREDITS_MAX; 0 for a peer whose transport
+     * is its own flow control, such as a ring of that many slots): `size` entries, `credits`
+     * then unused. */
+    const int *peer_credits;
     /* NULL, or the group's ranks in locality order (a permutation of 0..size-1): broadcast trees
      * are built over it, so subtrees stay within a node or a package. */
     const int *order;

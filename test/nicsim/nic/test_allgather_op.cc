@@ -820,7 +820,7 @@ TEST(Agent, PostAllgatherRejectsWhatItCannotRun) {
 TEST(TxQueue, KeepsItsOwnCopyOfAPayloadTheFabricRefused) {
     Recorder fabric;
     fabric.answer = Status::again;
-    TxQueue tx(fabric, 2);
+    TxQueue tx(fabric);
     std::vector<std::byte> payload(3, std::byte{1});
     PacketHeader h = data_header(0, 0, 0, 0, 3);
     ASSERT_EQ(tx.send(1, h, payload), Status::ok);
