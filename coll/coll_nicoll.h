@@ -114,39 +114,58 @@ typedef struct nicoll_component {
 
 OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 
-/* coll_nicoll_transport: which fabric carries a communicator's packets. */
-#define NICOLL_TRANSPORT_PML 0 /* Open MPI's point-to-point layer */
-#define NICOLL_TRANSPORT_SHM 1 /* shared memory, when every rank is on one node */
+/* coll_nicoll_transport: which fabrics carry a communicator's packets. */
+#define NICOLL_TRANSPORT_PML 0 /* Open MPI's point-to-point layer, to every peer */
+#define NICOLL_TRANSPORT_SHM 1 /* shared memory to the peers of this node, the PML to the rest */
 
-/* The shared-memory transport (coll_nicoll_shm.c). */
-typedef struct nicoll_shm nicoll_shm_t;
+struct nicoll_transport;
 struct nicoll_module;
-/* Collective over the module's communicator, at its first nicoll collective: the transport, or
- * NULL when the PML is to be used (on every rank alike). */
+
+/* One way engine packets travel to a peer. A communicator's transport uses one per peer
+ * (nicoll_transport_t.via): shared-memory rings inside a node, the PML elsewhere. */
+typedef struct nicoll_fabric {
+    const char *name;
+    /* Takes one packet for `dst`, as nicsim_transport_t.send does (NICSIM_ERR_AGAIN: no room now). */
+    nicsim_status_t (*send)(struct nicoll_transport *t, int dst, const void *header,
+                            const void *payload, size_t payload_bytes);
+    /* Hands every packet that arrived to the engine, counting each in t->events. */
+    nicsim_status_t (*poll)(struct nicoll_transport *t);
+    /* Whether every payload sent in place from a collective's buffer has been read. */
+    bool (*sent)(struct nicoll_transport *t);
+} nicoll_fabric_t;
+
+extern const nicoll_fabric_t nicoll_fabric_pml; /* coll_nicoll_transport.c */
+extern const nicoll_fabric_t nicoll_fabric_shm; /* coll_nicoll_shm.c */
+
+/* The shared-memory fabric's segment of this node (coll_nicoll_shm.c). */
+typedef struct nicoll_shm nicoll_shm_t;
+/* Collective over the module's communicator, at its first nicoll collective: this node's
+ * segment, or NULL when this rank has no peer on its node or when no node uses shared memory
+ * (every rank alike). */
 nicoll_shm_t *nicoll_shm_setup(struct nicoll_module *m);
 void nicoll_shm_fini(nicoll_shm_t *s);
-nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, const void *payload,
-                                size_t payload_bytes);
-/* Hands every packet that arrived to the engine, adding them to *delivered. */
-nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
-                                unsigned long *delivered);
-/* Whether every peer has read the payloads it reads from this rank's memory. */
-bool nicoll_shm_sent(nicoll_shm_t *s);
+/* Whether communicator rank `rank` is reached through `s` (NULL reaches no one). */
+bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank);
 
-/* The engine group of one communicator and the transport under it: shared memory when `shm` is
- * set, else the PML. */
+/* The engine group of one communicator and the transport under it: a fabric per peer. */
 typedef struct nicoll_transport {
     struct ompi_communicator_t *comm;
     nicsim_group_t *group;
     nicsim_status_t error;  /* set once the group cannot go on; every later collective fails */
     size_t packet_size;     /* payload bytes per packet */
-    size_t inline_bytes;    /* payloads up to this size travel inline */
-    size_t slot_bytes;      /* header + inline_bytes */
-    int recv_slots;         /* credits x (size - 1): a buffer for every packet a peer may send */
-    int send_slots;
     int credits;            /* the flow-control window per peer */
     bool starting;          /* gathering locality for the group: collectives go to the previous
                              * component (its allgather may call our bcast) */
+    const nicoll_fabric_t **via;        /* [size] the fabric each peer is reached through */
+    const nicoll_fabric_t *fabrics[2];  /* the fabrics in use, polled in this order */
+    int fabric_count;
+    nicoll_shm_t *shm;      /* this node's segment, or NULL */
+    /* The PML fabric: */
+    int pml_peers;          /* peers reached through it */
+    size_t inline_bytes;    /* payloads up to this size travel inline */
+    size_t slot_bytes;      /* header + inline_bytes */
+    int recv_slots;         /* credits x pml_peers: a buffer for every packet a peer may send */
+    int send_slots;
     unsigned char *buffers; /* recv_slots receive buffers, then send_slots send buffers */
     bool receiving;         /* receives posted (lazily, at the first collective) */
     int recv_head;          /* oldest posted receive: packets are taken in posting order */
@@ -161,7 +180,6 @@ typedef struct nicoll_transport {
     void *payload_copy;    /* memory of our own when the engine had no place for it */
     size_t payload_bytes;
     nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
-    nicoll_shm_t *shm;         /* packets through shared memory (the fields above are unused) */
     unsigned long events;      /* packets handed to the engine or offered again so far: a
                                 * collective's state changes only when this does */
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds

@@ -210,8 +210,8 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
          * nonblocking collectives, yielding an oversubscribed core) runs every few rounds. (Every
          * round, an idle rank of a loaded machine yields to other jobs at each poll and waits
          * for a time slice to see its packet.) The PML moves our packets only in Open MPI's
-         * progress, so it runs every round. */
-        const unsigned every = NULL != t->shm ? NICOLL_POLLS_PER_PROGRESS : 1;
+         * progress, so it runs every round where a peer is reached through it. */
+        const unsigned every = t->pml_peers > 0 ? 1 : NICOLL_POLLS_PER_PROGRESS;
         nicsim_status_t s;
         for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
             nicoll_release_retired(t); /* while the packets are on their way */

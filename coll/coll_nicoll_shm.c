@@ -1,11 +1,12 @@
 /*
- * The shared-memory transport: engine packets between the ranks of a communicator that all run
- * on one node, through rings in one shared segment, with larger payloads staged in the sender's
+ * The shared-memory fabric: engine packets between the ranks of a communicator that run on one
+ * node, through rings in one shared segment per node, with larger payloads staged in the sender's
  * part of it or read straight from the sender's buffer (cross-memory attach, process_vm_readv).
  * It is the real fabric closest to a NIC: a packet is a write into the receiver's slot and a
  * flag, no PML matching in between.
  *
- * The segment holds one ring per ordered pair of ranks, `slots` slots each. A ring has one
+ * A node's segment holds one ring per ordered pair of the communicator's ranks on that node
+ * (numbered here by their place in the node, `local`), `slots` slots each. A ring has one
  * producer (its sender) and one consumer (its receiver): the sender writes a slot and then
  * publishes it by storing its sequence number in it, so the receiver, watching the slot it
  * expects next, finds the packet and its flag in one cache line (as a NIC's receive descriptor);
@@ -22,15 +23,17 @@
  *   packet's offset) and marks it read, which frees the space. The sender is done once it copied.
  * - read in place: the slot carries its address in the sender, and the receiver reads it with
  *   process_vm_readv, one copy as with a NIC's RDMA read. The sender's collective completes only
- *   once the receiver has moved the ring's tail past every such packet (nicoll_shm_sent): then no
+ *   once the receiver has moved the ring's tail past every such packet (shm_sent): then no
  *   peer reads its buffer any more.
  * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full.
  *
- * Set-up is collective, at the communicator's first nicoll collective: rank 0 creates the
- * segment, every rank learns its name and maps it and reads a word from a peer to prove that
- * cross-memory attach is allowed, and all agree (nicoll_all_ok) to use it or not, so a rank that
- * cannot allocate, map or read its peer takes every rank to the PML with it; then rank 0 unlinks
- * the name, so nothing is left behind even if the job dies.
+ * Set-up is collective, at the communicator's first nicoll collective: on each node the lowest
+ * rank creates the segment, every rank learns its name and maps it and reads a word from a peer
+ * of its node to prove that cross-memory attach is allowed, and all ranks of every node agree
+ * (nicoll_all_ok) to use the segments or not, so a rank that cannot allocate, map or read its
+ * peer takes every rank to the PML with it; then the creators unlink the names, so nothing is
+ * left behind even if the job dies. A rank alone on its node takes part in the agreement and
+ * maps nothing.
  */
 #include "coll_nicoll.h"
 
@@ -87,9 +90,11 @@ typedef struct nicoll_shm_slot {
 struct nicoll_shm {
     unsigned char *base;
     size_t bytes;
-    int rank, size, slots;
+    int rank, size, slots; /* our place in the node, the node's ranks, slots per ring */
+    int *local;            /* [size] the communicator rank of each place in the node */
+    int *place;            /* [communicator size] each rank's place in the node, -1 elsewhere */
     size_t slot_bytes, ring_bytes, inline_bytes;
-    pid_t *pids;           /* [size] each rank's process, for process_vm_readv */
+    pid_t *pids;           /* [size] each process of the node, for process_vm_readv */
     uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
     uint64_t *tail_seen;   /* [size] ... and its tail when last read (read again only when the
                             * ring looks full: the line is the receiver's) */
@@ -132,15 +137,20 @@ typedef struct nicoll_shm_hello {
 
 static const uint64_t nicoll_shm_probe_word = 0x6e69636f6c6c2131ull; /* "nicoll!1" */
 
-static bool all_on_this_node(struct ompi_communicator_t *comm)
+/* The communicator's ranks on this node, in rank order, into s->local and s->place. */
+static void find_node(nicoll_shm_t *s, struct ompi_communicator_t *comm)
 {
+    s->size = 0;
     for (int i = 0; i < ompi_comm_size(comm); ++i) {
         struct ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
-        if (NULL == proc || !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) {
-            return false;
+        const bool here = i == ompi_comm_rank(comm) ||
+                          (NULL != proc && OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags));
+        s->place[i] = here ? s->size : -1;
+        if (here) {
+            s->local[s->size++] = i;
         }
     }
-    return true;
+    s->rank = s->place[ompi_comm_rank(comm)];
 }
 
 static void unmap(nicoll_shm_t *s)
@@ -148,6 +158,8 @@ static void unmap(nicoll_shm_t *s)
     if (NULL != s->base) {
         munmap(s->base, s->bytes);
     }
+    free(s->local);
+    free(s->place);
     free(s->pids);
     free(s->sent_head);
     free(s->tail_seen);
@@ -183,13 +195,11 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
 {
     nicoll_transport_t *t = &m->transport;
     struct ompi_communicator_t *comm = t->comm;
-    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    /* Every rank decides alike: the MCA value is the same everywhere, and a node holds all the
-     * ranks for every rank or for none. */
+    const int comm_size = ompi_comm_size(comm);
+    /* Every rank decides alike: the MCA value and the previous allgather are the same everywhere. */
     const char *why = NICOLL_TRANSPORT_PML == mca_coll_nicoll_component.transport
                           ? "coll_nicoll_transport is pml"
                       : NULL == m->previous_allgather ? "no previous allgather to set it up with"
-                      : !all_on_this_node(comm)       ? "not every rank is on this node"
                                                       : NULL;
     if (NULL != why) {
         NICOLL_VERBOSE(10, "communicator %s (cid %u): packets through the PML: %s", comm->c_name,
@@ -197,10 +207,17 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         return NULL;
     }
     nicoll_shm_t *s = calloc(1, sizeof(*s));
-    nicoll_shm_hello_t *hello = calloc((size_t) size, sizeof(*hello));
+    nicoll_shm_hello_t *hello = calloc((size_t) comm_size, sizeof(*hello));
     if (NULL != s) {
-        s->rank = rank;
-        s->size = size;
+        s->local = calloc((size_t) comm_size, sizeof(*s->local));
+        s->place = calloc((size_t) comm_size, sizeof(*s->place));
+    }
+    int size = 0; /* the communicator's ranks on this node */
+    if (NULL != s && NULL != s->local && NULL != s->place) {
+        find_node(s, comm);
+        size = s->size;
+    }
+    if (size > 1) {
         s->slots = t->credits;
         const size_t rings = (size_t) size * size;
         const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
@@ -239,17 +256,20 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->apart_until = calloc((size_t) size, sizeof(*s->apart_until));
         s->taken = calloc((size_t) size, sizeof(*s->taken));
     }
-    bool ok = NULL != s && NULL != hello && NULL != s->pids && NULL != s->sent_head &&
-              NULL != s->tail_seen && NULL != s->apart_until && NULL != s->taken &&
-              s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE;
+    const bool alone = 1 == size; /* no peer on this node: nothing to map */
+    bool ok = NULL != hello && size > 0 &&
+              (alone || (NULL != s->pids && NULL != s->sent_head && NULL != s->tail_seen &&
+                         NULL != s->apart_until && NULL != s->taken &&
+                         s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE));
     /* A rank without its tables (or room for every rank's hello) cannot join what follows. */
     ok = nicoll_all_ok(m, ok);
 
-    /* Rank 0 makes the segment (zero-filled: every ring empty) and names it. */
+    /* The node's first rank makes its segment (zero-filled: every ring empty) and names it. */
     static unsigned serial;
+    const bool creator = ok && !alone && 0 == s->rank;
     nicoll_shm_hello_t mine = {.pid = getpid(),
                                .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word};
-    if (0 == rank && ok) {
+    if (creator) {
         snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
                  (unsigned) comm->c_contextid, serial++);
         s->base = nicoll_fault("shm_map") ? NULL : map(mine.name, s->bytes, true);
@@ -258,49 +278,49 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     int rc = !ok ? OMPI_SUCCESS
                  : m->previous_allgather(&mine, sizeof(mine), MPI_BYTE, hello, sizeof(mine),
                                          MPI_BYTE, comm, m->previous_allgather_module);
-    ok = ok && OMPI_SUCCESS == rc && hello[0].ok;
-    if (ok && 0 != rank) {
-        s->base = nicoll_fault("shm_map") ? NULL : map(hello[0].name, s->bytes, false);
+    const nicoll_shm_hello_t *first = ok && !alone ? &hello[s->local[0]] : NULL;
+    ok = ok && OMPI_SUCCESS == rc && (alone || first->ok);
+    if (ok && !alone && !creator) {
+        s->base = nicoll_fault("shm_map") ? NULL : map(first->name, s->bytes, false);
         ok = NULL != s->base;
     }
-    if (ok) {
+    if (ok && !alone) {
         s->stages = s->base + (size_t) size * size * s->ring_bytes;
-    }
-    if (ok) {
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {
-            s->pids[i] = (pid_t) hello[i].pid;
+            s->pids[i] = (pid_t) hello[s->local[i]].pid;
         }
-        const int peer = (rank + 1) % size;
+        const int peer = (s->rank + 1) % size;
         uint64_t word = 0;
         struct iovec local = {&word, sizeof(word)};
-        struct iovec remote = {(void *) (uintptr_t) hello[peer].probe, sizeof(word)};
+        struct iovec remote = {(void *) (uintptr_t) hello[s->local[peer]].probe, sizeof(word)};
         ok = !nicoll_fault("shm_probe") &&
              sizeof(word) == process_vm_readv(s->pids[peer], &local, 1, &remote, 1, 0) &&
              nicoll_shm_probe_word == word;
     }
-    /* Everyone uses the segment, or no one does. */
+    /* Every node uses its segment, or none does. */
     ok = nicoll_all_ok(m, ok);
-    if (0 == rank && NULL != s && NULL != s->base) {
-        shm_unlink(mine.name); /* every rank has mapped it, or none will */
+    if (creator && NULL != s->base) {
+        shm_unlink(mine.name); /* every rank of the node has mapped it, or none will */
     }
-    if (ok) {
+    if (ok && !alone) {
         NICOLL_VERBOSE(10,
-                       "communicator %s (cid %u): packets through shared memory; payloads over "
-                       "%zu bytes staged up to %zu (%s), larger ones read by cross-memory attach",
-                       comm->c_name, (unsigned) comm->c_contextid, s->inline_bytes,
+                       "communicator %s (cid %u): packets through shared memory between the %d "
+                       "ranks of this node; payloads over %zu bytes staged up to %zu (%s), larger "
+                       "ones read by cross-memory attach",
+                       comm->c_name, (unsigned) comm->c_contextid, size, s->inline_bytes,
                        s->stage_limit,
                        0 == s->stage_limit            ? "no room for staging areas"
                        : opal_progress_yield_when_idle ? "processes share cores"
                                                        : "a core for each process");
-    } else {
+    } else if (!ok) {
         NICOLL_VERBOSE(10,
                        "communicator %s (cid %u): packets through the PML: a rank could not map "
                        "the shared segment or read a peer's memory (process_vm_readv)",
                        comm->c_name, (unsigned) comm->c_contextid);
     }
     free(hello);
-    if (!ok && NULL != s) {
+    if ((!ok || alone) && NULL != s) {
         unmap(s);
         s = NULL;
     }
@@ -378,15 +398,23 @@ static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
     return s->shared_at;
 }
 
-nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, const void *payload,
-                                size_t payload_bytes)
+bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank)
 {
+    return NULL != s && s->place[rank] >= 0;
+}
+
+/* The fabric's send: `to` is a communicator rank on this node. */
+static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *header,
+                                const void *payload, size_t payload_bytes)
+{
+    nicoll_shm_t *s = t->shm;
+    const int dst = s->place[to];
     nicoll_shm_ring_t *r = ring(s, s->rank, dst);
     const uint64_t head = s->sent_head[dst];
     if (head - s->tail_seen[dst] == (uint64_t) s->slots &&
         head - (s->tail_seen[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) ==
             (uint64_t) s->slots) {
-        return NICSIM_ERR_AGAIN;
+        return NICSIM_ERR_AGAIN; /* the ring is the window: a credit stall */
     }
     nicoll_shm_slot_t *out = slot(s, r, head);
     const bool fits = payload_bytes <= s->inline_bytes;
@@ -407,8 +435,9 @@ nicsim_status_t nicoll_shm_send(nicoll_shm_t *s, int dst, const void *header, co
     return NICSIM_OK;
 }
 
-bool nicoll_shm_sent(nicoll_shm_t *s)
+static bool shm_sent(nicoll_transport_t *t)
 {
+    nicoll_shm_t *s = t->shm;
     s->shared = NULL; /* a completed collective's buffer may change */
     for (int dst = 0; s->apart_peers > 0 && dst < s->size; ++dst) {
         if (0 != s->apart_until[dst] &&
@@ -427,7 +456,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
                                   const nicoll_shm_slot_t *in, void **at)
 {
     size_t bytes;
-    nicsim_status_t st = nicsim_group_place(group, src, in->header, at, &bytes);
+    nicsim_status_t st = nicsim_group_place(group, s->local[src], in->header, at, &bytes);
     if (NICSIM_OK != st) {
         return st;
     }
@@ -467,9 +496,9 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
     return NICSIM_OK;
 }
 
-nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
-                                unsigned long *delivered)
+static nicsim_status_t shm_poll(nicoll_transport_t *t)
 {
+    nicoll_shm_t *s = t->shm;
     /* Every ring in turn, starting one further each time, so that no sender is always last. */
     int src = s->next_peer;
     s->next_peer = src + 1 == s->size ? 0 : src + 1;
@@ -486,7 +515,7 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
             const void *payload = in + 1;
             void *at = NULL;
             if (0 != in->remote || 0 != in->staged) {
-                nicsim_status_t st = read_apart(s, group, src, in, &at);
+                nicsim_status_t st = read_apart(s, t->group, src, in, &at);
                 if (NICSIM_OK != st) {
                     return st;
                 }
@@ -494,9 +523,9 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
             }
             s->shared = NULL; /* the engine writes what it delivers, perhaps where it sent from */
             ++mca_coll_nicoll_component.stats.packets_received;
-            ++*delivered;
-            nicsim_status_t st =
-                nicsim_group_deliver(group, src, in->header, payload, in->payload_bytes);
+            ++t->events;
+            nicsim_status_t st = nicsim_group_deliver(t->group, s->local[src], in->header,
+                                                      payload, in->payload_bytes);
             /* Consumed: the slot, and the sender's payload, are free again. */
             __atomic_store_n(&r->tail, ++s->taken[src], __ATOMIC_RELEASE);
             if (at == s->copy && s->copy_bytes > NICOLL_SHM_KEEP_COPY) {
@@ -511,3 +540,6 @@ nicsim_status_t nicoll_shm_poll(nicoll_shm_t *s, nicsim_group_t *group,
     }
     return NICSIM_OK;
 }
+
+const nicoll_fabric_t nicoll_fabric_shm = {
+    .name = "shm", .send = shm_send, .poll = shm_poll, .sent = shm_sent};

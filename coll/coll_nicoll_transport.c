@@ -1,10 +1,15 @@
 /*
- * The real fabric's transport: engine packets over Open MPI's PML on the user's communicator,
- * with tag NICOLL_TAG_PACKET (see coll_nicoll.h for why that tag is private).
+ * The real fabric's transport: a fabric per peer (coll_nicoll.h, nicoll_fabric_t), chosen when
+ * the communicator is set up: shared-memory rings to the ranks of this node (coll_nicoll_shm.c),
+ * Open MPI's PML to the others. The engine's flow-control window applies to the PML's peers
+ * only; a ring is its own window.
+ *
+ * The PML fabric: engine packets over the PML on the user's communicator, with tag
+ * NICOLL_TAG_PACKET (see coll_nicoll.h for why that tag is private).
  *
  * Receives: recv_slots receives from MPI_ANY_SOURCE stay posted, in a ring. The engine's flow
  * control lets each peer have at most `credits` packets unconsumed here, and there are
- * credits x (size - 1) slots, so every packet finds a posted receive and the PML never queues one
+ * credits x pml_peers slots, so every packet finds a posted receive and the PML never queues one
  * as unexpected (LFC's rule, Bhoedjang et al. §3.1). The PML matches arriving packets to receives in
  * posting order, so taking completed receives from the head of the ring, and reposting each at
  * the tail, hands the engine every sender's packets in the order they were sent. The engine
@@ -96,11 +101,8 @@ static nicsim_status_t send_payload(nicoll_transport_t *t, int dst, const void *
     return NICSIM_ERR_AGAIN == s ? NICSIM_ERR_TRANSPORT : s;
 }
 
-bool nicoll_transport_sent(nicoll_transport_t *t)
+static bool pml_sent(nicoll_transport_t *t)
 {
-    if (NULL != t->shm) {
-        return nicoll_shm_sent(t->shm);
-    }
     int kept = 0;
     for (int i = 0; i < t->payload_sends_used; ++i) {
         ompi_request_t **req = &t->payload_sends[i];
@@ -114,19 +116,34 @@ bool nicoll_transport_sent(nicoll_transport_t *t)
     return 0 == kept;
 }
 
+bool nicoll_transport_sent(nicoll_transport_t *t)
+{
+    bool sent = true;
+    for (int i = 0; i < t->fabric_count; ++i) {
+        sent = t->fabrics[i]->sent(t) && sent;
+    }
+    return sent;
+}
+
+/* The engine's send: through the peer's fabric. */
 static nicsim_status_t send_packet(void *context, int dst, const void *header, const void *payload,
                                    size_t payload_bytes)
 {
     nicoll_transport_t *t = context;
-    if (NULL != t->shm) {
-        nicsim_status_t s = nicoll_shm_send(t->shm, dst, header, payload, payload_bytes);
-        mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
-        if (NICSIM_ERR_AGAIN == s) { /* a stall: packets wait until the ring has room */
-            mca_coll_nicoll_component.stats.credit_stalls += !t->refused;
-            t->refused = true;
-        }
-        return s;
+    nicsim_status_t s = t->via[dst]->send(t, dst, header, payload, payload_bytes);
+    mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
+    if (NICSIM_ERR_AGAIN == s) { /* the engine keeps the packet until poll() offers it again */
+        /* A full ring is a peer's window closing: a credit stall the engine cannot count. */
+        mca_coll_nicoll_component.stats.credit_stalls +=
+            !t->refused && &nicoll_fabric_shm == t->via[dst];
+        t->refused = true;
     }
+    return s;
+}
+
+static nicsim_status_t pml_send(nicoll_transport_t *t, int dst, const void *header,
+                                const void *payload, size_t payload_bytes)
+{
     const bool apart = payload_bytes > t->inline_bytes;
     const size_t bytes = NICSIM_HEADER_BYTES + (apart ? 0 : payload_bytes);
     for (int slot = 0; slot < t->send_slots; ++slot) {
@@ -152,7 +169,6 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
             *req = NULL;
             return s;
         }
-        ++mca_coll_nicoll_component.stats.packets_sent;
         return apart ? send_payload(t, dst, payload, payload_bytes) : NICSIM_OK;
     }
     return NICSIM_ERR_AGAIN;
@@ -167,7 +183,7 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     t->packet_size = nicoll_packet_size(size);
     t->inline_bytes = t->packet_size < NICOLL_INLINE_BYTES ? t->packet_size : NICOLL_INLINE_BYTES;
     t->slot_bytes = NICSIM_HEADER_BYTES + t->inline_bytes;
-    t->recv_slots = credits * (size - 1);
+    t->recv_slots = credits * (size - 1); /* until set-up finds which peers share this node */
     /* As many sends in flight as a root of a chain or a binomial tree's top keeps busy. */
     t->send_slots = credits < 4 ? 4 * credits : 16;
     t->buffers = nicoll_fault("transport")
@@ -175,10 +191,40 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
                      : malloc((size_t) (t->recv_slots + t->send_slots) * t->slot_bytes);
     t->recv = calloc(t->recv_slots, sizeof(*t->recv));
     t->send = calloc(t->send_slots, sizeof(*t->send));
+    t->via = calloc((size_t) size, sizeof(*t->via));
     t->credits = credits;
-    t->error = NULL == t->buffers || NULL == t->recv || NULL == t->send ? NICSIM_ERR_NO_MEMORY
-                                                                         : NICSIM_OK;
+    t->error = NULL == t->buffers || NULL == t->recv || NULL == t->send || NULL == t->via
+                   ? NICSIM_ERR_NO_MEMORY
+                   : NICSIM_OK;
     return t->error;
+}
+
+/* Each peer's fabric: this node's rings where they reach it, else the PML, which then keeps
+ * receive slots for its own peers only (none at all when it has none). */
+static void choose_fabrics(nicoll_transport_t *t)
+{
+    const int size = ompi_comm_size(t->comm), rank = ompi_comm_rank(t->comm);
+    t->pml_peers = 0;
+    for (int i = 0; i < size; ++i) {
+        t->via[i] = nicoll_shm_reaches(t->shm, i) ? &nicoll_fabric_shm : &nicoll_fabric_pml;
+        t->pml_peers += i != rank && &nicoll_fabric_pml == t->via[i];
+    }
+    t->fabric_count = 0;
+    if (NULL != t->shm) {
+        t->fabrics[t->fabric_count++] = &nicoll_fabric_shm;
+    }
+    if (t->pml_peers > 0) {
+        t->fabrics[t->fabric_count++] = &nicoll_fabric_pml;
+    }
+    t->recv_slots = t->credits * t->pml_peers; /* (receives are posted at the first poll) */
+    if (0 == t->pml_peers) {
+        free(t->buffers);
+        free(t->recv);
+        free(t->send);
+        t->buffers = NULL;
+        t->recv = t->send = NULL;
+        t->send_slots = 0;
+    }
 }
 
 /*
@@ -210,25 +256,30 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     bool agree = true;
     int rc = NULL == m->previous_allgather ? OMPI_SUCCESS
                                            : nicoll_setup_exchange(m, fit, order, &agree);
-    if (OMPI_SUCCESS == rc && agree && NULL != (t->shm = nicoll_shm_setup(m))) {
-        free(t->buffers); /* the PML's slots are not needed */
-        free(t->recv);
-        free(t->send);
-        t->buffers = NULL;
-        t->recv = t->send = NULL;
+    if (OMPI_SUCCESS == rc && agree) {
+        t->shm = nicoll_shm_setup(m);
+    }
+    if (fit) {
+        choose_fabrics(t);
     }
     if (OMPI_SUCCESS != rc) {
         t->error = NICSIM_ERR_TRANSPORT;
     } else if (agree) {
         nicsim_transport_t ops = {.context = t, .send = send_packet};
-        /* Over shared memory the rings are the credits: a sender writes only into a free slot,
-         * whose count it reads from the receiver's tail, so the engine keeps no window of its
-         * own. */
-        nicsim_group_config_t config = {.credits = NULL != t->shm ? 0 : t->credits,
+        /* A ring is its own window: a sender writes only into a free slot, whose count it reads
+         * from the receiver's tail, so the engine keeps a window only for the PML's peers. */
+        nicsim_group_config_t config = {.credits = t->credits,
                                         .order = NULL == m->previous_allgather ? NULL : order};
-        t->error = nicoll_fault("group") ? NICSIM_ERR_NO_MEMORY
-                                         : nicsim_group_create(ompi_comm_rank(t->comm), size,
-                                                               &ops, &config, &t->group);
+        int *windows = NULL != t->shm ? malloc((size_t) size * sizeof(*windows)) : NULL;
+        for (int i = 0; NULL != windows && i < size; ++i) {
+            windows[i] = &nicoll_fabric_pml == t->via[i] ? t->credits : 0;
+        }
+        config.peer_credits = windows;
+        t->error = nicoll_fault("group") || (NULL != t->shm && NULL == windows)
+                       ? NICSIM_ERR_NO_MEMORY
+                       : nicsim_group_create(ompi_comm_rank(t->comm), size, &ops, &config,
+                                             &t->group);
+        free(windows);
         if (NICSIM_OK != t->error) {
             opal_output(0, "nicoll: communicator %s (cid %u): cannot create the engine group: %s",
                         t->comm->c_name, (unsigned) t->comm->c_contextid,
@@ -282,16 +333,13 @@ bool nicoll_declined(nicoll_module_t *m)
 void nicoll_transport_fini(nicoll_transport_t *t)
 {
     /* A collective completes only once its packets are handed over, so what the engine may
-     * still queue are credit returns. The PML takes them at once; a peer that no longer reads
-     * its ring needs them no more. */
-    if (NULL != t->shm) {
-        nicoll_shm_fini(t->shm);
-        t->shm = NULL;
-    } else {
-        while (NULL != t->group && NICSIM_IN_PROGRESS == nicsim_group_progress(t->group)) {
-            opal_progress();
-        }
+     * still queue are credit returns, which go to the PML's peers only. The PML takes them. */
+    while (t->pml_peers > 0 && NULL != t->group &&
+           NICSIM_IN_PROGRESS == nicsim_group_progress(t->group)) {
+        opal_progress();
     }
+    nicoll_shm_fini(t->shm);
+    t->shm = NULL;
     /* Every packet addressed to us belongs to a collective this rank completed, so the posted
      * receives are idle: cancel them. Sends complete because their receivers needed them. */
     for (int i = 0; NULL != t->recv && i < t->recv_slots; ++i) {
@@ -324,6 +372,8 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     free(t->send);
     t->buffers = NULL;
     t->recv = t->send = NULL;
+    free(t->via);
+    t->via = NULL;
 }
 
 /* The head slot holds a bare header: receive its payload apart, where the engine says. */
@@ -350,6 +400,7 @@ static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *
                                     size_t payload_bytes)
 {
     const int slot = t->recv_head;
+    ++t->events;
     nicsim_status_t delivered =
         nicsim_group_deliver(t->group, src, recv_buffer(t, slot), payload, payload_bytes);
     free(t->payload_copy);
@@ -361,22 +412,8 @@ static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *
     return delivered;
 }
 
-static nicsim_status_t poll(nicoll_transport_t *t)
+static nicsim_status_t pml_poll(nicoll_transport_t *t)
 {
-    if (NULL != t->shm) {
-        nicsim_status_t s = nicoll_shm_poll(t->shm, t->group, &t->events);
-        if (NICSIM_OK != s || !t->refused) {
-            return s;
-        }
-        /* The engine queues packets only when a ring refused them: offer them again, which
-         * counts as an event (the engine's answers may change). */
-        ++t->events;
-        s = nicsim_group_progress(t->group);
-        if (NICSIM_OK == s) {
-            t->refused = false; /* all out */
-        }
-        return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
-    }
     if (!t->receiving) {
         for (int i = 0; i < t->recv_slots; ++i) {
             if (NULL == t->recv[i] && NICSIM_OK != post_recv(t, i)) {
@@ -416,8 +453,30 @@ static nicsim_status_t poll(nicoll_transport_t *t)
             return s;
         }
     }
-    ++t->events; /* (not counted here: the engine is asked every time) */
+    return NICSIM_OK;
+}
+
+const nicoll_fabric_t nicoll_fabric_pml = {
+    .name = "pml", .send = pml_send, .poll = pml_poll, .sent = pml_sent};
+
+static nicsim_status_t poll(nicoll_transport_t *t)
+{
+    for (int i = 0; i < t->fabric_count; ++i) {
+        nicsim_status_t s = t->fabrics[i]->poll(t);
+        if (NICSIM_OK != s) {
+            return s;
+        }
+    }
+    if (!t->refused) {
+        return NICSIM_OK;
+    }
+    /* The engine queues packets only when a fabric refused them: offer them again, which counts
+     * as an event (the engine's answers may change). */
+    ++t->events;
     nicsim_status_t s = nicsim_group_progress(t->group);
+    if (NICSIM_OK == s) {
+        t->refused = false; /* all out */
+    }
     return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
 }
 

@@ -35,6 +35,9 @@
  *                MPI_ANY_TAG, and MPI_Allreduce (another component's) between a nonblocking
  *                collective's start and its completion.
  *
+ * --nodes N adds one line first: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) splits MPI_COMM_WORLD
+ * into N nodes (test/mpi/nodes.sh emulates several on one machine).
+ *
  * --expect-nicoll adds one line per collective: nicoll's MPI_T counter coll_nicoll_<c>_calls
  * grew by exactly the calls this program made on communicators of 2+ ranks (nicoll declines a
  * single rank) and coll_nicoll_<c>_fallbacks did not grow. Communicators are all created before
@@ -92,7 +95,8 @@ static struct {
     unsigned seed;
     unsigned sections;
     long soak; /* collectives the soak section runs */
-} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000};
+    long nodes; /* --nodes: the nodes Open MPI must see, 0 unchecked */
+} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0};
 
 static int world_rank, world_size;
 static long long issued[N_COLLS]; /* calls on communicators of 2+ ranks: nicoll's to run */
@@ -1106,6 +1110,32 @@ static void counters_check(counters_t *k)
     }
 }
 
+/* --nodes: how many nodes Open MPI sees, and the size of each (by its lowest world rank). */
+static void check_nodes(void)
+{
+    MPI_Comm node;
+    int node_rank, node_size, nodes = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Comm_size(node, &node_size);
+    const int first = 0 == node_rank ? node_size : 0;
+    MPI_Allreduce(&(int) {0 == node_rank}, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int *sizes = malloc(sizeof(int) * (size_t) world_size);
+    MPI_Gather(&first, 1, MPI_INT, sizes, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char what[300], list[200] = "";
+    for (int i = 0, used = 0; 0 == world_rank && i < world_size && used < 180; ++i) {
+        if (0 != sizes[i]) {
+            used += snprintf(list + used, sizeof list - used, "%s%d", used ? "," : "", sizes[i]);
+        }
+    }
+    snprintf(what, sizeof what,
+             "Open MPI sees %ld nodes (MPI_COMM_TYPE_SHARED splits %d ranks into %d: %s)",
+             opt.nodes, world_size, nodes, list);
+    report(nodes == opt.nodes, what);
+    free(sizes);
+    MPI_Comm_free(&node);
+}
+
 /* --- options --------------------------------------------------------------------------------- */
 
 static int parse_long(const char *s, long min, long max, long *v)
@@ -1160,6 +1190,10 @@ static int parse_options(int argc, char **argv)
             if (!parse_long(v, 1, 1L << 40, &opt.soak)) {
                 snprintf(why, sizeof why, "--soak %s: expected a number of collectives", v);
             }
+        } else if (0 == strcmp(a, "--nodes")) {
+            if (!parse_long(v, 1, 1L << 20, &opt.nodes)) {
+                snprintf(why, sizeof why, "--nodes %s: expected a number of nodes", v);
+            }
         } else if (0 == strcmp(a, "--seed")) {
             if (!parse_long(v, 0, 1L << 30, &n)) {
                 snprintf(why, sizeof why, "--seed %s: expected an integer in 0..2^30", v);
@@ -1189,7 +1223,7 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr,
                     "test_coll: %s\nusage: test_coll [--expect-nicoll] [--uniform-bcast] "
                     "[--packet-size BYTES[,BYTES...]] [--large BYTES] [--seed N] [--sections "
-                    "LIST] [--soak N] [--thread-multiple]\n",
+                    "LIST] [--soak N] [--nodes N] [--thread-multiple]\n",
                     why);
         }
         return 2;
@@ -1215,6 +1249,9 @@ int main(int argc, char **argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     report(define_layouts(), "the test's datatype descriptions agree with MPI's");
+    if (opt.nodes > 0) {
+        check_nodes();
+    }
 
     /* Every communicator first: creating one runs collectives that the counters must not see. */
     MPI_Comm odd = MPI_COMM_NULL, dup1, dup2, halves;
