@@ -35,9 +35,36 @@ all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$pass
 # chunks that can split a line, so on a busy machine a line of one rank could otherwise land in
 # the middle of another's.
 mpirun_test() {
+    mpirun_run --mca btl self,vader "$@"
+}
+
+# mpirun_nodes NODES SLOTS MPIRUN-ARGS...: mpirun_test over NODES emulated nodes of SLOTS slots
+# each (node1, node2, ...), every one a UTS namespace of this machine with its own host name
+# (test/mpi/emulate-node.sh), so that Open MPI sees NODES hosts; TCP between them, on loopback.
+# nodes_unavailable says why this machine cannot emulate nodes, if it cannot.
+mpirun_nodes() {
+    nodes_hosts=$(mktemp) || return 1
+    nodes_i=1
+    while [ "$nodes_i" -le "$1" ]; do
+        echo "node$nodes_i slots=$2"
+        nodes_i=$((nodes_i + 1))
+    done >"$nodes_hosts"
+    shift 2
+    mpirun_run --hostfile "$nodes_hosts" --mca plm_rsh_agent "$top_srcdir/test/mpi/emulate-node.sh" \
+        --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "$@"
+    nodes_status=$?
+    rm -f "$nodes_hosts"
+    return $nodes_status
+}
+nodes_unavailable() {
+    nodes_why=$(unshare --uts true 2>&1) && return 1
+    echo "unshare --uts is not allowed here (${nodes_why:-no reason given})"
+}
+
+mpirun_run() {
     mpirun_out=$(mktemp -d) || return 1
     timeout "${mpirun_timeout:-600}" "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 \
-        --mca btl self,vader --mca btl_vader_single_copy_mechanism none \
+        --mca btl_vader_single_copy_mechanism none \
         --output-filename "$mpirun_out/ranks:nojobid,nocopy" "$@" >"$mpirun_out/mpirun" 2>&1
     mpirun_status=$?
     mpirun_rank=0
