@@ -117,6 +117,8 @@ OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 /* coll_nicoll_transport: which fabrics carry a communicator's packets. */
 #define NICOLL_TRANSPORT_PML 0 /* Open MPI's point-to-point layer, to every peer */
 #define NICOLL_TRANSPORT_SHM 1 /* shared memory to the peers of this node, the PML to the rest */
+#define NICOLL_TRANSPORT_UCX 2 /* UCX active messages to every peer */
+/* (auto: shared memory inside a node, UCX between nodes, the PML where neither works) */
 
 struct nicoll_transport;
 struct nicoll_module;
@@ -136,6 +138,7 @@ typedef struct nicoll_fabric {
 
 extern const nicoll_fabric_t nicoll_fabric_pml; /* coll_nicoll_transport.c */
 extern const nicoll_fabric_t nicoll_fabric_shm; /* coll_nicoll_shm.c */
+extern const nicoll_fabric_t nicoll_fabric_ucx; /* coll_nicoll_ucx.c */
 
 /* The shared-memory fabric's segment of this node (coll_nicoll_shm.c). */
 typedef struct nicoll_shm nicoll_shm_t;
@@ -147,6 +150,16 @@ void nicoll_shm_fini(nicoll_shm_t *s);
 /* Whether communicator rank `rank` is reached through `s` (NULL reaches no one). */
 bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank);
 
+/* The UCX fabric's endpoints of one communicator (coll_nicoll_ucx.c). */
+typedef struct nicoll_ucx nicoll_ucx_t;
+/* Collective over the module's communicator: endpoints to the peers `reach` marks, or NULL on
+ * every rank when a rank cannot use UCX (said once, by rank 0) or was built without it. */
+nicoll_ucx_t *nicoll_ucx_setup(struct nicoll_module *m, const bool *reach);
+void nicoll_ucx_fini(nicoll_ucx_t *u);
+bool nicoll_ucx_reaches(const nicoll_ucx_t *u, int rank);
+/* Ends UCX in this process, once every communicator's fabric is gone (component close). */
+void nicoll_ucx_close(void);
+
 /* The engine group of one communicator and the transport under it: a fabric per peer. */
 typedef struct nicoll_transport {
     struct ompi_communicator_t *comm;
@@ -157,9 +170,10 @@ typedef struct nicoll_transport {
     bool starting;          /* gathering locality for the group: collectives go to the previous
                              * component (its allgather may call our bcast) */
     const nicoll_fabric_t **via;        /* [size] the fabric each peer is reached through */
-    const nicoll_fabric_t *fabrics[2];  /* the fabrics in use, polled in this order */
+    const nicoll_fabric_t *fabrics[3];  /* the fabrics in use, polled in this order */
     int fabric_count;
     nicoll_shm_t *shm;      /* this node's segment, or NULL */
+    nicoll_ucx_t *ucx;      /* the UCX endpoints, or NULL */
     /* The PML fabric: */
     int pml_peers;          /* peers reached through it */
     size_t inline_bytes;    /* payloads up to this size travel inline */

@@ -55,7 +55,7 @@ typedef struct nicoll_choice {
 } nicoll_choice_t;
 
 /* coll_nicoll_transport's values, indexed by NICOLL_TRANSPORT_*. */
-static const char *const transport_names[] = {"pml", "shm", NULL};
+static const char *const transport_names[] = {"pml", "shm", "ucx", NULL};
 
 /* Every MCA variable of the component, declared once: name, type, default, level, help, where its
  * value lives, and (string variables) what it may hold and where its parsed value goes. */
@@ -389,6 +389,7 @@ static int nicoll_close(void)
 {
     print_stats();
     nicoll_tuning_close();
+    nicoll_ucx_close();
     if (NICOLL_C->output >= 0) {
         opal_output_close(NICOLL_C->output);
         NICOLL_C->output = -1;

@@ -197,12 +197,13 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     struct ompi_communicator_t *comm = t->comm;
     const int comm_size = ompi_comm_size(comm);
     /* Every rank decides alike: the MCA value and the previous allgather are the same everywhere. */
-    const char *why = NICOLL_TRANSPORT_PML == mca_coll_nicoll_component.transport
-                          ? "coll_nicoll_transport is pml"
+    const int transport = mca_coll_nicoll_component.transport;
+    const char *why = NICOLL_TRANSPORT_PML == transport   ? "coll_nicoll_transport is pml"
+                      : NICOLL_TRANSPORT_UCX == transport ? "coll_nicoll_transport is ucx"
                       : NULL == m->previous_allgather ? "no previous allgather to set it up with"
                                                       : NULL;
     if (NULL != why) {
-        NICOLL_VERBOSE(10, "communicator %s (cid %u): packets through the PML: %s", comm->c_name,
+        NICOLL_VERBOSE(10, "communicator %s (cid %u): no shared memory: %s", comm->c_name,
                        (unsigned) comm->c_contextid, why);
         return NULL;
     }
@@ -315,7 +316,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                                                        : "a core for each process");
     } else if (!ok) {
         NICOLL_VERBOSE(10,
-                       "communicator %s (cid %u): packets through the PML: a rank could not map "
+                       "communicator %s (cid %u): no shared memory: a rank could not map "
                        "the shared segment or read a peer's memory (process_vm_readv)",
                        comm->c_name, (unsigned) comm->c_contextid);
     }

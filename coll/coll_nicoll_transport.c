@@ -199,23 +199,50 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     return t->error;
 }
 
-/* Each peer's fabric: this node's rings where they reach it, else the PML, which then keeps
- * receive slots for its own peers only (none at all when it has none). */
-static void choose_fabrics(nicoll_transport_t *t)
+/* Each peer's fabric, at set-up (collective): this node's rings where they reach it; between
+ * nodes UCX where the transport asks for it and every rank can use it; else the PML, which then
+ * keeps receive slots for its own peers only (none at all when it has none). */
+static void choose_fabrics(nicoll_module_t *m)
 {
+    nicoll_transport_t *t = &m->transport;
     const int size = ompi_comm_size(t->comm), rank = ompi_comm_rank(t->comm);
-    t->pml_peers = 0;
-    for (int i = 0; i < size; ++i) {
-        t->via[i] = nicoll_shm_reaches(t->shm, i) ? &nicoll_fabric_shm : &nicoll_fabric_pml;
-        t->pml_peers += i != rank && &nicoll_fabric_pml == t->via[i];
+    const int transport = mca_coll_nicoll_component.transport;
+    bool *reach = calloc((size_t) size, sizeof(*reach)); /* the peers UCX would serve */
+    for (int i = 0; NULL != reach && i < size; ++i) {
+        reach[i] = i != rank && !nicoll_shm_reaches(t->shm, i);
     }
+    /* Every rank alike: the MCA value, the node count and the previous modules agree. */
+    if (NULL != m->previous_allgather && NULL != m->previous_allreduce &&
+        (NICOLL_TRANSPORT_UCX == transport || (NICOLL_AUTO == transport && m->nodes > 1))) {
+        if (NULL == reach) { /* cannot join the set-up's collectives with a table of its own */
+            static const bool none[1];
+            t->ucx = nicoll_ucx_setup(m, none); /* declines, on every rank */
+        } else {
+            t->ucx = nicoll_ucx_setup(m, reach);
+        }
+    }
+    free(reach);
+    int peers[3] = {0, 0, 0}; /* shm, ucx, pml */
+    for (int i = 0; i < size; ++i) {
+        const int f = nicoll_shm_reaches(t->shm, i) ? 0 : nicoll_ucx_reaches(t->ucx, i) ? 1 : 2;
+        t->via[i] = 0 == f ? &nicoll_fabric_shm : 1 == f ? &nicoll_fabric_ucx : &nicoll_fabric_pml;
+        peers[f] += i != rank;
+    }
+    t->pml_peers = peers[2];
     t->fabric_count = 0;
     if (NULL != t->shm) {
         t->fabrics[t->fabric_count++] = &nicoll_fabric_shm;
     }
+    if (NULL != t->ucx) {
+        t->fabrics[t->fabric_count++] = &nicoll_fabric_ucx;
+    }
     if (t->pml_peers > 0) {
         t->fabrics[t->fabric_count++] = &nicoll_fabric_pml;
     }
+    NICOLL_VERBOSE(10, "communicator %s (cid %u): this rank reaches %d peers through shared "
+                       "memory, %d through UCX, %d through the PML",
+                   t->comm->c_name, (unsigned) t->comm->c_contextid, peers[0], peers[1],
+                   peers[2]);
     t->recv_slots = t->credits * t->pml_peers; /* (receives are posted at the first poll) */
     if (0 == t->pml_peers) {
         free(t->buffers);
@@ -258,9 +285,7 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
                                            : nicoll_setup_exchange(m, fit, order, &agree);
     if (OMPI_SUCCESS == rc && agree) {
         t->shm = nicoll_shm_setup(m);
-    }
-    if (fit) {
-        choose_fabrics(t);
+        choose_fabrics(m);
     }
     if (OMPI_SUCCESS != rc) {
         t->error = NICSIM_ERR_TRANSPORT;
@@ -270,12 +295,12 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
          * from the receiver's tail, so the engine keeps a window only for the PML's peers. */
         nicsim_group_config_t config = {.credits = t->credits,
                                         .order = NULL == m->previous_allgather ? NULL : order};
-        int *windows = NULL != t->shm ? malloc((size_t) size * sizeof(*windows)) : NULL;
+        int *windows = malloc((size_t) size * sizeof(*windows));
         for (int i = 0; NULL != windows && i < size; ++i) {
-            windows[i] = &nicoll_fabric_pml == t->via[i] ? t->credits : 0;
+            windows[i] = &nicoll_fabric_shm == t->via[i] ? 0 : t->credits;
         }
         config.peer_credits = windows;
-        t->error = nicoll_fault("group") || (NULL != t->shm && NULL == windows)
+        t->error = nicoll_fault("group") || NULL == windows
                        ? NICSIM_ERR_NO_MEMORY
                        : nicsim_group_create(ompi_comm_rank(t->comm), size, &ops, &config,
                                              &t->group);
@@ -306,6 +331,8 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
         t->group = NULL;
         nicoll_shm_fini(t->shm);
         t->shm = NULL;
+        nicoll_ucx_fini(t->ucx);
+        t->ucx = NULL;
         t->declined = true;
         t->error = NICSIM_OK;
     }
@@ -333,13 +360,16 @@ bool nicoll_declined(nicoll_module_t *m)
 void nicoll_transport_fini(nicoll_transport_t *t)
 {
     /* A collective completes only once its packets are handed over, so what the engine may
-     * still queue are credit returns, which go to the PML's peers only. The PML takes them. */
-    while (t->pml_peers > 0 && NULL != t->group &&
+     * still queue are credit returns, which go to the PML's and UCX's peers only. Both take
+     * them. */
+    while ((t->pml_peers > 0 || NULL != t->ucx) && NULL != t->group &&
            NICSIM_IN_PROGRESS == nicsim_group_progress(t->group)) {
         opal_progress();
     }
     nicoll_shm_fini(t->shm);
     t->shm = NULL;
+    nicoll_ucx_fini(t->ucx);
+    t->ucx = NULL;
     /* Every packet addressed to us belongs to a collective this rank completed, so the posted
      * receives are idle: cancel them. Sends complete because their receivers needed them. */
     for (int i = 0; NULL != t->recv && i < t->recv_slots; ++i) {
