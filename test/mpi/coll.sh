@@ -75,7 +75,8 @@ packet_sizes() { # SIZE NP
 }
 
 # One run per line: ranks, bcast algorithm, k, allgather and barrier algorithms, packet size,
-# credits, transport (auto is shared memory here, every rank being on one node), and the coll
+# credits, transport (auto is shared memory here, every rank being on one node; ucx is UCX
+# active messages between every pair, on one node too), and the coll
 # list (- for the forced one above; the last run keeps tuned in the list, as users run it, to
 # show nicoll still serves). Over shared memory, with ranks sharing cores as here, a rank stages
 # payloads of up to 2 MiB in its 4 MiB staging area: the 1 MiB packets with 8 credits fill it,
@@ -94,6 +95,9 @@ runs='1 auto      auto auto auto               auto  auto auto -
 4 binary    auto rd   auto               1000  2    pml  -
 2 binary    auto rd   auto               1048576 8  shm  -
 3 flat      auto ab   auto               3145728 2  shm  -
+2 auto      auto auto auto               auto  auto ucx  -
+3 binomial  auto ab   recursive_doubling 4096  2    ucx  -
+4 kbinomial 2    rd   dissemination      65536 4    ucx  -
 5 kbinomial 7    auto auto               auto  16   auto nicoll,tuned,basic,libnbc,self'
 # The several-MB message of test_coll (--large) for a run: 16 windows' worth of bytes where the
 # flow-control window (credits x packet size) is under 64 KiB. A sender waits for a credit

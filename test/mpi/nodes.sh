@@ -1,12 +1,14 @@
 #!/bin/sh
 # nicoll across nodes, on nodes emulated on this machine (test/lib.sh's mpirun_nodes: each node a
-# UTS namespace with a host name of its own, TCP on loopback between them): the test_coll matrix
-# on 2x2, 3x2 and 2x3 layouts (nodes x slots), ranks placed by slot and by node, with each
-# transport choice, and a run with small packets and windows whose flow control stalls across
-# nodes. Each run first checks that Open MPI sees the nodes (test_coll --nodes) and that nicoll
-# ran every collective (--expect-nicoll); with verbose 10, that each communicator's ranks of one
-# node talk through shared memory exactly when the transport allows it. SKIPs where unshare is
-# not allowed (not root and no user namespaces).
+# UTS namespace with a host name of its own, TCP on loopback between them, UCX restricted to its
+# tcp transport so that it too goes through the network stack): the test_coll matrix on 2x2, 3x2
+# and 2x3 layouts (nodes x slots), ranks placed by slot and by node, with each transport choice,
+# and runs with small packets and windows whose flow control stalls across nodes. Each run
+# checks that Open MPI sees the nodes (test_coll --nodes) and that nicoll ran every collective
+# (--expect-nicoll); and, with verbose 10, that each rank reaches its peers through the fabric
+# the transport names: auto, shared memory inside the node and UCX between nodes; shm, shared
+# memory and the PML; ucx, UCX to all; pml, the PML to all. SKIPs where unshare is not allowed
+# (not root and no user namespaces).
 . "$top_srcdir/test/lib.sh"
 
 if why=$(nodes_unavailable); then
@@ -22,7 +24,7 @@ trap 'rm -f "$log"' EXIT
 run() {
     label="$1x$2 by $3, transport $4, packets $5, credits $6:"
     started=$(date +%s)
-    mpirun_nodes "$1" "$2" -np $(($1 * $2)) --map-by "$3" \
+    mpirun_nodes "$1" "$2" -np $(($1 * $2)) --map-by "$3" -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo \
         --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_verbose 10 \
         --mca coll_nicoll_transport "$4" --mca coll_nicoll_packet_size "$5" \
         --mca coll_nicoll_credits "$6" \
@@ -33,22 +35,31 @@ run() {
     test_coll_ran "$log"
     grep '^not ok' "$log" | sed "s/^/# /"
     check "$label test_coll ran to its end, $passed of ${checks:-?} checks passed" all_passed
-    # MPI_COMM_WORLD's line from each rank: shared memory between the ranks of its node, unless
-    # the transport is pml (a node of one rank has no one to share with)
-    shm=$(grep -c "MPI_COMM_WORLD (cid 0): packets through shared memory between the $2 ranks" "$log")
-    want=$(($1 * $2))
-    [ "$4" = pml ] || [ "$2" -eq 1 ] && want=0
-    check "$label $shm of $(($1 * $2)) ranks use shared memory inside their node on MPI_COMM_WORLD (want $want)" \
-        [ "$shm" -eq "$want" ]
+    # MPI_COMM_WORLD's line from each rank: how many peers each fabric serves
+    size=$(($1 * $2)) here=$(($2 - 1)) away=$(($1 * $2 - $2))
+    case $4 in
+        auto) want="$here peers through shared memory, $away through UCX, 0 through the PML" ;;
+        shm) want="$here peers through shared memory, 0 through UCX, $away through the PML" ;;
+        ucx) want="0 peers through shared memory, $((size - 1)) through UCX, 0 through the PML" ;;
+        pml) want="0 peers through shared memory, 0 through UCX, $((size - 1)) through the PML" ;;
+    esac
+    got=$(grep -c "MPI_COMM_WORLD (cid 0): this rank reaches $want\$" "$log")
+    check "$label $got of $size ranks reach $want" [ "$got" -eq "$size" ]
 }
 
-for layout in "2 2" "3 2" "2 3"; do
-    for map in slot node; do
-        for transport in auto pml shm; do
-            run $layout $map $transport auto auto
-        done
+for map in slot node; do
+    for transport in auto ucx shm pml; do
+        run 2 2 $map $transport auto auto
     done
+done
+for layout in "3 2" "2 3"; do
+    run $layout slot auto auto auto
+    run $layout node auto auto auto
+    run $layout node ucx auto auto
+    run $layout slot shm auto auto
+    run $layout slot pml auto auto
 done
 run 3 2 node auto 1000 2
 run 2 3 slot auto 4096 1
+run 2 2 node ucx 65536 1
 tap_done
