@@ -126,8 +126,9 @@ static nicoll_param_t nicoll_params[] = {
      "For tests: SITE or SITE:N makes this process fail the Nth pass (the first by default) "
      "through a set-up step: transport (the PML transport's buffers), setup (the set-up "
      "exchange's buffers), group (the engine group), shm_map (mapping the shared segment), "
-     "shm_probe (reading a peer's memory). Every rank then takes the same path: nicoll declines "
-     "the communicator, or uses the PML instead of shared memory. Empty: no fault.",
+     "shm_probe (reading a peer's memory), ucx (starting UCX). Every rank then takes the same "
+     "path: nicoll declines the communicator, or uses the PML instead of shared memory or UCX. "
+     "Empty: no fault.",
      &NICOLL_C->fault, {0, 0, 0, NULL}, NULL},
 };
 

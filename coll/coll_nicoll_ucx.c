@@ -328,12 +328,15 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
         ucp_worker_release_address(ucx.worker, address);
     }
     free(hello);
+    const char *why = ok ? NULL : NULL != ucx.why ? ucx.why : "no address, or a peer it cannot reach";
     if (!nicoll_all_ok(m, ok)) {
         if (0 == rank) {
-            opal_output(0, "nicoll: communicator %s (cid %u): a rank cannot use UCX (%s); its "
-                           "packets between nodes go through the PML",
-                        comm->c_name, (unsigned) comm->c_contextid,
-                        NULL != ucx.why ? ucx.why : "no address, or a peer it cannot reach");
+            opal_output(0, "nicoll: communicator %s (cid %u): a rank cannot use UCX (rank 0: %s); "
+                           "the PML carries the packets UCX would have",
+                        comm->c_name, (unsigned) comm->c_contextid, NULL != why ? why : "can");
+        } else if (NULL != why) {
+            NICOLL_VERBOSE(10, "communicator %s (cid %u): this rank cannot use UCX: %s",
+                           comm->c_name, (unsigned) comm->c_contextid, why);
         }
         nicoll_ucx_fini(u);
         return NULL;

@@ -5,7 +5,9 @@
 # - transport, setup, group (the first communicator set up, MPI_COMM_WORLD): rank 0 says a rank
 #   failed, and nicoll declines the communicator on every rank (its fallback counter grows);
 # - shm_map, shm_probe: every rank carries packets over the PML instead of shared memory, and
-#   nicoll still runs every collective (test_coll --expect-nicoll).
+#   nicoll still runs every collective (test_coll --expect-nicoll);
+# - ucx (with coll_nicoll_transport ucx): rank 0 says a rank cannot use UCX, and every rank
+#   carries packets over the PML instead, nicoll still running every collective.
 # Before set-up agreed on failures, a rank that failed left its peers waiting for it forever.
 . "$top_srcdir/test/lib.sh"
 
@@ -24,7 +26,8 @@ inject() {
     [ "$faulty" -lt $((np - 1)) ] && parts="$parts : -np $((np - 1 - faulty)) $program $*"
     # shellcheck disable=SC2086 # $parts is mpirun's MPMD command line
     mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
-        --mca coll_nicoll_verbose 10 $parts >"$log" 2>&1
+        --mca coll_nicoll_verbose 10 --mca coll_nicoll_transport "${transport:-auto}" $parts \
+        >"$log" 2>&1
     status=$?
     test_coll_ran "$log"
     echo "# fault $site on rank $faulty of $np: test_coll $passed of ${checks:-?} checks passed, exit $status"
@@ -52,6 +55,17 @@ for case in "3 1 shm_map" "3 0 shm_map" "5 2 shm_map" "3 2 shm_probe" "5 4 shm_p
     inject "$@" --expect-nicoll
     check "fault $3 on rank $2 of $1: every rank carries packets over the PML" \
         [ "$(grep -c "MPI_COMM_WORLD (cid 0): no shared memory: a rank could not map" "$log")" -eq "$1" ]
+    check "... every test_coll check passes, nicoll running every collective" all_passed
+done
+
+transport=ucx
+for case in "3 1 ucx" "5 0 ucx"; do
+    set -- $case
+    inject "$@" --expect-nicoll
+    check "fault $3 on rank $2 of $1: rank 0 says a rank cannot use UCX, every rank uses the PML" \
+        sh -c 'test "$(grep -c "MPI_COMM_WORLD (cid 0): a rank cannot use UCX" "$1")" -eq 1 &&
+               test "$(grep -c "MPI_COMM_WORLD (cid 0): this rank reaches 0 peers through shared memory, 0 through UCX, $(($2 - 1)) through the PML" "$1")" -eq "$2"' \
+        _ "$log" "$1"
     check "... every test_coll check passes, nicoll running every collective" all_passed
 done
 tap_done
