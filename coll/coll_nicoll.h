@@ -283,10 +283,10 @@ void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s);
 bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of, size_t stride);
 
 /* The exchange at a communicator's setup, with the previous component's allgather (a collective
- * call): writes the ranks in locality order, the same on every rank, and whether every rank's
- * settings agree. `ok`: this rank is fit to take part; where one rank is not (or cannot allocate
+ * call): writes the ranks in locality order and each rank's node (numbered from 0 in that
+ * order), the same on every rank, and whether every rank's settings agree. `ok`: this rank is fit to take part; where one rank is not (or cannot allocate
  * the exchange's buffer), every rank returns OMPI_ERR_OUT_OF_RESOURCE before the allgather. */
-int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, bool *agree);
+int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, int *node_of, bool *agree);
 /* Whether the communicator's collectives go to the previous component: its ranks' settings
  * differ, or one could not set up. Sets the communicator up at its first collective. */
 bool nicoll_declined(nicoll_module_t *m);

@@ -110,11 +110,12 @@ static nicoll_param_t nicoll_params[] = {
      "communicator whose ranks differ.",
      &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX, NULL}, &NICOLL_C->credits},
     {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "What carries the engine's packets: pml (Open MPI's point-to-point layer), shm (rings in "
-     "shared memory, payloads read with process_vm_readv; only when every rank of the "
-     "communicator is on one node and the kernel allows it, else pml), or auto (shm where "
-     "it can, else pml). Must be the same on every rank: nicoll declines a communicator whose "
-     "ranks differ.",
+     "What carries the engine's packets: auto (rings in shared memory between the ranks of a "
+     "node, UCX active messages between nodes), shm (shared memory inside a node, the PML "
+     "between nodes), ucx (UCX to every peer) or pml (Open MPI's point-to-point layer to every "
+     "peer). Where shared memory or UCX cannot be used on every rank, the PML takes their "
+     "peers. Must be the same on every rank: nicoll declines a communicator whose ranks "
+     "differ.",
      &NICOLL_C->transport_name, {-1, 0, 0, transport_names}, &NICOLL_C->transport},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "

@@ -1,7 +1,10 @@
 /*
  * Topology awareness: the engine builds broadcast trees over the communicator's ranks in locality
  * order (nicsim_group_config_t.order), so that a subtree stays within a node, and within a
- * package, as far as it can: the real-machine analogue of Kesavan and Panda's contention-free ordering.
+ * package, as far as it can: the real-machine analogue of Kesavan and Panda's contention-free
+ * ordering. Told each rank's node (nicsim_group_config_t.node_of), it builds them as a tree over
+ * the nodes, each node's first rank serving its node, so a broadcast crosses between nodes once
+ * per node.
  *
  * Each rank knows its own place: its node (a hash of its host name) and the package its binding
  * lies in (hwloc, through the topology Open MPI has loaded; -1 when the process is not bound
@@ -68,7 +71,7 @@ static int by_place(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, bool *agree)
+int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, int *node_of, bool *agree)
 {
     struct ompi_communicator_t *comm = m->transport.comm;
     const int size = ompi_comm_size(comm);
@@ -100,6 +103,7 @@ int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, bool *agree)
             run = 0 < i && places[i].node == places[i - 1].node ? run + 1 : 1;
             m->nodes += 1 == run;
             m->ppn = run > m->ppn ? run : m->ppn;
+            node_of[places[i].rank] = m->nodes - 1;
         }
     }
     free(places);

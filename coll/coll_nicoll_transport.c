@@ -273,7 +273,8 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     }
     t->set_up = true;
     const int size = ompi_comm_size(t->comm);
-    int *order = malloc((size_t) size * sizeof(*order));
+    int *order = malloc(2 * (size_t) size * sizeof(*order)); /* then each rank's node */
+    int *node_of = NULL == order ? NULL : order + size;
     const bool fit = NICSIM_OK == t->error && NULL != order;
     if (NULL == m->previous_allgather && !fit) {
         free(order);
@@ -282,7 +283,7 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     t->starting = true;
     bool agree = true;
     int rc = NULL == m->previous_allgather ? OMPI_SUCCESS
-                                           : nicoll_setup_exchange(m, fit, order, &agree);
+                                           : nicoll_setup_exchange(m, fit, order, node_of, &agree);
     if (OMPI_SUCCESS == rc && agree) {
         t->shm = nicoll_shm_setup(m);
         choose_fabrics(m);
@@ -294,7 +295,8 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
         /* A ring is its own window: a sender writes only into a free slot, whose count it reads
          * from the receiver's tail, so the engine keeps a window only for the PML's peers. */
         nicsim_group_config_t config = {.credits = t->credits,
-                                        .order = NULL == m->previous_allgather ? NULL : order};
+                                        .order = NULL == m->previous_allgather ? NULL : order,
+                                        .node_of = NULL == m->previous_allgather ? NULL : node_of};
         int *windows = malloc((size_t) size * sizeof(*windows));
         for (int i = 0; NULL != windows && i < size; ++i) {
             windows[i] = &nicoll_fabric_shm == t->via[i] ? 0 : t->credits;

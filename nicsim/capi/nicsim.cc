@@ -189,6 +189,9 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
             agent.peer_credits.assign(config->peer_credits, config->peer_credits + size);
         }
         if (config->order != nullptr) agent.order.assign(config->order, config->order + size);
+        if (config->node_of != nullptr) {
+            agent.node_of.assign(config->node_of, config->node_of + size);
+        }
         try {
             *group = new nicsim_group(rank, size, *transport, std::move(agent));
         } catch (const std::invalid_argument&) {

@@ -28,12 +28,16 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
     : rank_(rank),
       size_(size),
       order_(std::move(config.order)),
+      node_of_(std::move(config.node_of)),
       tx_(fabric, windows(size, config), config.stable_payloads),
       channels_(config.channels),
       idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
     if (order_.empty()) {
         order_.resize(size);
         std::iota(order_.begin(), order_.end(), 0);
+    }
+    if (!node_of_.empty() && node_of_.size() != static_cast<std::size_t>(size)) {
+        throw std::invalid_argument("node_of does not name every rank's node");
     }
     std::vector<Rank> sorted = order_;
     std::sort(sorted.begin(), sorted.end());
@@ -58,11 +62,16 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
     auto it = trees_.find(key);
     if (it == trees_.end()) {
         // The locality order with the root moved to the front, laid along the tree's pre-order:
-        // the root at position 0, and every subtree a run of that order.
+        // the root at position 0, and every subtree a run of that order; over nodes, when known,
+        // a tree of such trees.
         std::vector<Rank> local{root};
         std::copy_if(order_.begin(), order_.end(), std::back_inserter(local),
                      [root](Rank r) { return r != root; });
-        it = trees_.emplace(key, plan::lay_along(shape.build(size_, k), local)).first;
+        it = trees_
+                 .emplace(key, node_of_.empty()
+                                   ? plan::lay_along(shape.build(size_, k), local)
+                                   : plan::node_tree(shape, k, local, node_of_))
+                 .first;
     }
     last_key_ = key;
     last_tree_ = &it->second;  // the map's nodes stay put

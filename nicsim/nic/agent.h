@@ -34,6 +34,9 @@ struct AgentConfig {
     // The group's ranks in locality order (ranks close in the machine next to each other), or
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
+    // Each rank's node (ranks with the same number share one), or empty for none known. Given,
+    // broadcast trees cross between nodes once per node (plan::node_tree).
+    std::vector<int> node_of;
 };
 
 // A rank's schedules of one collective, planned on first use of each algorithm; the last one
@@ -63,8 +66,8 @@ private:
 
 class Agent {
 public:
-    // invalid_argument when config.order is not a permutation of 0..size-1, or peer_credits is
-    // neither empty nor `size` long.
+    // invalid_argument when config.order is not a permutation of 0..size-1, or peer_credits or
+    // node_of is neither empty nor `size` long.
     Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config = {});
     // Collectives in flight hold references into the agent: it stays where it was made.
     Agent(const Agent&) = delete;
@@ -180,6 +183,7 @@ private:
     Rank rank_;
     Rank size_;
     std::vector<Rank> order_;
+    std::vector<int> node_of_;
     TxQueue tx_;
     Channels channels_;
     CollectiveStats stats_;

@@ -70,6 +70,15 @@ std::vector<Rank> preorder(const Tree& tree);
 // 0..n-1): the root is list[0] and every subtree is a run of the list.
 Tree lay_along(const Tree& tree, std::span<const Rank> list);
 
+// The tree over nodes (tree_nodes.cc): ranks whose node_of (by rank) is the same share a node.
+// The first rank of each node in `list` (list[0], the root, for its own) leads it; the leaders
+// form a tree of `shape` over the nodes in the order of their leaders in the list, and each
+// leader serves its node with a tree of `shape` over the node's ranks in list order, after its
+// sends to other nodes. So a broadcast crosses between nodes once per node. With one node, or
+// one rank per node, it is lay_along(shape.build(n, k), list).
+Tree node_tree(const TreeShape& shape, int k, std::span<const Rank> list,
+               std::span<const int> node_of);
+
 // Levels below the root (0 for n == 1).
 int depth(const Tree& tree);
 

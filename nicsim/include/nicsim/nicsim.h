@@ -71,6 +71,9 @@ typedef struct nicsim_group_config {
     /* NULL, or the group's ranks in locality order (a permutation of 0..size-1): broadcast trees
      * are built over it, so subtrees stay within a node or a package. */
     const int *order;
+    /* NULL, or each rank's node (ranks with the same number share one): broadcast trees then
+     * cross between nodes once per node, each node served by its first rank in `order`. */
+    const int *node_of;
 } nicsim_group_config_t;
 
 /* What a group did, counted since it was created. */

@@ -65,10 +65,10 @@ TEST(CApi, RejectsBadArguments) {
     EXPECT_EQ(nicsim_group_create(0, 2, &transport, nullptr, nullptr), NICSIM_ERR_INVALID);
 
     const int not_a_permutation[2] = {1, 1};
-    const nicsim_group_config_t bad_order{0, nullptr, not_a_permutation};
-    const nicsim_group_config_t bad_credits{NICSIM_CREDITS_MAX + 1, nullptr, nullptr};
+    const nicsim_group_config_t bad_order{0, nullptr, not_a_permutation, nullptr};
+    const nicsim_group_config_t bad_credits{NICSIM_CREDITS_MAX + 1, nullptr, nullptr, nullptr};
     const int negative_window[2] = {4, -1};
-    const nicsim_group_config_t bad_peer_credits{0, negative_window, nullptr};
+    const nicsim_group_config_t bad_peer_credits{0, negative_window, nullptr, nullptr};
     EXPECT_EQ(nicsim_group_create(0, 2, &transport, &bad_order, &group), NICSIM_ERR_INVALID);
     EXPECT_EQ(nicsim_group_create(0, 2, &transport, &bad_credits, &group), NICSIM_ERR_INVALID);
     EXPECT_EQ(nicsim_group_create(0, 2, &transport, &bad_peer_credits, &group),
@@ -128,7 +128,7 @@ TEST(CApi, ABroadcastsPayloadsArePlacedInTheReceiversBuffer) {
     nicsim_group_t* group[2];
     for (int r = 0; r < 2; ++r) {
         const nicsim_transport_t transport{&box[r], post_to_mailbox};
-        const nicsim_group_config_t config{2, nullptr, nullptr};
+        const nicsim_group_config_t config{2, nullptr, nullptr, nullptr};
         ASSERT_EQ(nicsim_group_create(r, 2, &transport, &config, &group[r]), NICSIM_OK);
     }
     const int kbinomial = nicsim_algorithm_find(NICSIM_COLL_BCAST, "kbinomial");

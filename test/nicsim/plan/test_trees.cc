@@ -384,5 +384,58 @@ TEST(Depth, OfTheSmallestTrees) {
     EXPECT_EQ(depth(kbinomial_tree(7, 2)), 3);
 }
 
+TEST(NodeTree, AsDrawnInItsFile) {
+    // nodes a: {0, 1, 2}, b: {3, 4}, c: {5, 6}
+    const std::vector<int> node_of{7, 7, 7, 3, 3, 9, 9};
+    const std::vector<Rank> list{0, 1, 2, 3, 4, 5, 6};
+    const Tree tree = node_tree(tree_shapes()[0], 0, list, node_of);
+    EXPECT_EQ(tree.root, 0);
+    EXPECT_EQ(tree.children,
+              (std::vector<std::vector<Rank>>{{5, 3, 2, 1}, {}, {}, {4}, {}, {6}, {}}));
+}
+
+// Every shape, random layouts of ranks over nodes and random roots: a spanning tree rooted at the
+// root, whose edges cross between nodes exactly nodes - 1 times, every node entered at one rank.
+TEST(NodeTree, CrossesBetweenNodesOncePerNode) {
+    std::uint64_t state = 17;
+    auto below = [&state](int n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+    };
+    for (int round = 0; round < 300; ++round) {
+        const Rank n = 1 + below(40);
+        const int node_count = 1 + below(std::min<int>(n, 8));
+        std::vector<int> node_of(n);
+        for (Rank r = 0; r < n; ++r) node_of[r] = below(node_count) * 10;
+        std::vector<Rank> list(n);
+        std::iota(list.begin(), list.end(), 0);
+        for (Rank i = n - 1; i > 0; --i) std::swap(list[i], list[below(i + 1)]);
+        for (const TreeShape& shape : tree_shapes()) {
+            const Tree tree = node_tree(shape, 1 + below(4), list, node_of);
+            ASSERT_EQ(tree.size(), n);
+            ASSERT_EQ(tree.root, list[0]);
+            std::vector<bool> reached(n, false);
+            std::vector<Rank> pending{tree.root};
+            int crossings = 0, count = 0;
+            while (!pending.empty()) {
+                const Rank v = pending.back();
+                pending.pop_back();
+                ASSERT_FALSE(reached[v]) << shape.name << ": rank " << v << " reached twice";
+                reached[v] = true;
+                ++count;
+                for (const Rank c : tree.children[v]) {
+                    crossings += node_of[c] != node_of[v];
+                    pending.push_back(c);
+                }
+            }
+            EXPECT_EQ(count, n) << shape.name;
+            std::vector<int> ids(node_of);
+            std::sort(ids.begin(), ids.end());
+            const auto nodes = std::unique(ids.begin(), ids.end()) - ids.begin();
+            EXPECT_EQ(crossings, nodes - 1) << shape.name << ", " << n << " ranks";
+        }
+    }
+}
+
 }  // namespace
 }  // namespace nicsim::plan
