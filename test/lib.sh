@@ -41,6 +41,8 @@ mpirun_test() {
 # mpirun_nodes NODES SLOTS MPIRUN-ARGS...: mpirun_test over NODES emulated nodes of SLOTS slots
 # each (node1, node2, ...), every one a UTS namespace of this machine with its own host name
 # (test/mpi/emulate-node.sh), so that Open MPI sees NODES hosts; TCP between them, on loopback.
+# Unbound: each node's daemon would bind its ranks from the machine's first core on, piling the
+# ranks of every node onto the same cores.
 # nodes_unavailable says why this machine cannot emulate nodes, if it cannot.
 mpirun_nodes() {
     nodes_hosts=$(mktemp) || return 1
@@ -50,7 +52,8 @@ mpirun_nodes() {
         nodes_i=$((nodes_i + 1))
     done >"$nodes_hosts"
     shift 2
-    mpirun_run --hostfile "$nodes_hosts" --mca plm_rsh_agent "$top_srcdir/test/mpi/emulate-node.sh" \
+    mpirun_run --hostfile "$nodes_hosts" --bind-to none \
+        --mca plm_rsh_agent "$top_srcdir/test/mpi/emulate-node.sh" \
         --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "$@"
     nodes_status=$?
     rm -f "$nodes_hosts"
