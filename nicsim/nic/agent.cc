@@ -49,7 +49,10 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
 }
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
-    const auto* steps = barrier_schedules_.get(algorithm, rank_, size_);
+    const auto* steps = barrier_schedules_.get(algorithm, [&] {
+        return node_of_.empty() ? algorithm.plan(rank_, size_)
+                                : plan::node_barrier(algorithm, rank_, order_, node_of_);
+    });
     if (steps == nullptr) return Status::invalid;
     return start(make_op<BarrierOp>(next_seq_, *steps, tx_), seq);
 }
@@ -103,7 +106,8 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
         (!own.empty() && own.size() != block_bytes)) {
         return Status::invalid;
     }
-    const auto* steps = allgather_schedules_.get(algorithm, rank_, size_);
+    const auto* steps =
+        allgather_schedules_.get(algorithm, [&] { return algorithm.plan(rank_, size_); });
     if (steps == nullptr) return Status::invalid;
     if (idle_allgather_ && idle_allgather_->reuse(next_seq_, algorithm.combines, *steps,
                                                   block_bytes, mtu, result, own)) {

@@ -35,7 +35,8 @@ struct AgentConfig {
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
     // Each rank's node (ranks with the same number share one), or empty for none known. Given,
-    // broadcast trees cross between nodes once per node (plan::node_tree).
+    // broadcast trees cross between nodes once per node (plan::node_tree), and barriers only
+    // between the nodes' first ranks (plan::node_barrier).
     std::vector<int> node_of;
 };
 
@@ -44,12 +45,14 @@ struct AgentConfig {
 template <typename Algorithm, typename Schedule, bool (*runs)(const Schedule&)>
 class Schedules {
 public:
-    // Null when the operation cannot run the algorithm's schedule (`runs` says).
-    const Schedule* get(const Algorithm& algorithm, Rank rank, Rank size) {
+    // The algorithm's schedule, plan() making it the first time. Null when the operation cannot
+    // run it (`runs` says).
+    template <typename Plan>
+    const Schedule* get(const Algorithm& algorithm, Plan plan) {
         if (&algorithm == last_algorithm_) return last_;
         auto it = planned_.find(&algorithm);
         if (it == planned_.end()) {
-            Schedule steps = algorithm.plan(rank, size);
+            Schedule steps = plan();
             if (!runs(steps)) return nullptr;
             it = planned_.emplace(&algorithm, std::move(steps)).first;
         }

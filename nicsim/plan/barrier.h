@@ -37,6 +37,14 @@ struct BarrierAlgorithm {
 // The table of barrier algorithms; index 0 is the default.
 std::span<const BarrierAlgorithm> barrier_algorithms();
 
+// The barrier over nodes (barrier_nodes.cc) for `rank`: ranks whose node_of (by rank) is the same
+// share a node, led by its first rank in `order`. Every member signals its leader, the leaders
+// run `algorithm` among themselves (numbered by their order), and each leader releases its
+// members: only leaders cross between nodes. With one node, one rank per node, or a node of
+// more than kMaxBarrierSenders + 1 ranks, algorithm.plan(rank, size).
+BarrierSchedule node_barrier(const BarrierAlgorithm& algorithm, Rank rank,
+                             std::span<const Rank> order, std::span<const int> node_of);
+
 // ceil(log2(size)) for size >= 1.
 int ceil_log2(Rank size);
 

@@ -3,6 +3,7 @@
 // makes it a barrier). The dissemination and recursive-doubling partners are checked exactly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -22,26 +23,22 @@ std::vector<BarrierSchedule> plan_all(const BarrierAlgorithm& algorithm, Rank si
     return all;
 }
 
-class BarrierSchedules : public testing::TestWithParam<std::tuple<int, Rank>> {
-protected:
-    const BarrierAlgorithm& algorithm() const { return barrier_algorithms()[std::get<0>(GetParam())]; }
-    Rank size() const { return std::get<1>(GetParam()); }
-};
-
-TEST_P(BarrierSchedules, EveryTokenSentIsExpectedAtTheSameStep) {
-    const auto all = plan_all(algorithm(), size());
-    for (Rank r = 0; r < size(); ++r) ASSERT_EQ(all[r].size(), all[0].size()) << "rank " << r;
+// The steps of every rank's schedule pair up: each token sent is expected by its receiver at the
+// same step.
+void expect_tokens_pair_up(const std::vector<BarrierSchedule>& all) {
+    const auto size = static_cast<Rank>(all.size());
+    for (Rank r = 0; r < size; ++r) ASSERT_EQ(all[r].size(), all[0].size()) << "rank " << r;
     for (std::size_t s = 0; s < all[0].size(); ++s) {
-        std::vector<std::vector<int>> sent(size(), std::vector<int>(size(), 0));
-        std::vector<std::vector<int>> expected(size(), std::vector<int>(size(), 0));
-        for (Rank r = 0; r < size(); ++r) {
+        std::vector<std::vector<int>> sent(size, std::vector<int>(size, 0));
+        std::vector<std::vector<int>> expected(size, std::vector<int>(size, 0));
+        for (Rank r = 0; r < size; ++r) {
             for (Rank d : all[r][s].send_to) {
-                ASSERT_TRUE(d >= 0 && d < size() && d != r) << "rank " << r << " step " << s;
+                ASSERT_TRUE(d >= 0 && d < size && d != r) << "rank " << r << " step " << s;
                 ++sent[r][d];
             }
             ASSERT_LE(all[r][s].recv_from.size(), kMaxBarrierSenders);
             for (Rank f : all[r][s].recv_from) {
-                ASSERT_TRUE(f >= 0 && f < size() && f != r) << "rank " << r << " step " << s;
+                ASSERT_TRUE(f >= 0 && f < size && f != r) << "rank " << r << " step " << s;
                 ++expected[f][r];
             }
         }
@@ -49,21 +46,74 @@ TEST_P(BarrierSchedules, EveryTokenSentIsExpectedAtTheSameStep) {
     }
 }
 
-TEST_P(BarrierSchedules, NoRankLeavesBeforeEveryRankArrived) {
+// No rank's last step can end before every rank has entered.
+void expect_a_barrier(const std::vector<BarrierSchedule>& all) {
     // knows[r][q]: rank r's progress causally depends on rank q having entered the barrier.
-    const auto all = plan_all(algorithm(), size());
-    std::vector<std::vector<bool>> knows(size(), std::vector<bool>(size(), false));
-    for (Rank r = 0; r < size(); ++r) knows[r][r] = true;
+    const auto size = static_cast<Rank>(all.size());
+    std::vector<std::vector<bool>> knows(size, std::vector<bool>(size, false));
+    for (Rank r = 0; r < size; ++r) knows[r][r] = true;
     for (std::size_t s = 0; s < all[0].size(); ++s) {
         const auto before = knows;  // a step's tokens carry what their sender knew entering it
-        for (Rank r = 0; r < size(); ++r) {
+        for (Rank r = 0; r < size; ++r) {
             for (Rank f : all[r][s].recv_from) {
-                for (Rank q = 0; q < size(); ++q) knows[r][q] = knows[r][q] || before[f][q];
+                for (Rank q = 0; q < size; ++q) knows[r][q] = knows[r][q] || before[f][q];
             }
         }
     }
-    for (Rank r = 0; r < size(); ++r) {
-        for (Rank q = 0; q < size(); ++q) EXPECT_TRUE(knows[r][q]) << r << " leaves without " << q;
+    for (Rank r = 0; r < size; ++r) {
+        for (Rank q = 0; q < size; ++q) EXPECT_TRUE(knows[r][q]) << r << " leaves without " << q;
+    }
+}
+
+class BarrierSchedules : public testing::TestWithParam<std::tuple<int, Rank>> {
+protected:
+    const BarrierAlgorithm& algorithm() const { return barrier_algorithms()[std::get<0>(GetParam())]; }
+    Rank size() const { return std::get<1>(GetParam()); }
+};
+
+TEST_P(BarrierSchedules, EveryTokenSentIsExpectedAtTheSameStep) {
+    expect_tokens_pair_up(plan_all(algorithm(), size()));
+}
+
+TEST_P(BarrierSchedules, NoRankLeavesBeforeEveryRankArrived) {
+    expect_a_barrier(plan_all(algorithm(), size()));
+}
+
+// Over nodes: random layouts and orders, both algorithms among the leaders. Besides being a
+// barrier, only leaders (a node's first rank in the order) send between nodes.
+TEST(NodeBarrier, IsABarrierAndOnlyLeadersCrossBetweenNodes) {
+    std::uint64_t state = 5;
+    auto below = [&state](int n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+    };
+    for (int round = 0; round < 400; ++round) {
+        const Rank size = 1 + below(70);
+        const int nodes = 1 + below(std::min<int>(size, 9));
+        std::vector<int> node_of(size);
+        for (Rank r = 0; r < size; ++r) node_of[r] = below(nodes);
+        std::vector<Rank> order(size);
+        for (Rank r = 0; r < size; ++r) order[r] = r;
+        for (Rank i = size - 1; i > 0; --i) std::swap(order[i], order[below(i + 1)]);
+        std::vector<bool> leader(size, false);
+        std::vector<bool> led(nodes, false);
+        for (const Rank r : order) {
+            if (!led[node_of[r]]) leader[r] = led[node_of[r]] = true;
+        }
+        for (const BarrierAlgorithm& algorithm : barrier_algorithms()) {
+            std::vector<BarrierSchedule> all;
+            for (Rank r = 0; r < size; ++r) all.push_back(node_barrier(algorithm, r, order, node_of));
+            expect_tokens_pair_up(all);
+            expect_a_barrier(all);
+            for (Rank r = 0; r < size; ++r) {
+                for (const BarrierStep& step : all[r]) {
+                    for (const Rank d : step.send_to) {
+                        EXPECT_TRUE(node_of[d] == node_of[r] || (leader[r] && leader[d]))
+                            << algorithm.name << ": " << r << " sends to " << d;
+                    }
+                }
+            }
+        }
     }
 }
 
