@@ -23,6 +23,7 @@
  */
 #include "coll_nicoll.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -275,16 +276,28 @@ void nicoll_ucx_fini(nicoll_ucx_t *u)
     free(u);
 }
 
+/* The lowest rank for which `why` is set, the communicator's size when none, -1 when the ranks
+ * cannot even agree on that (collective). */
+static int first_failing(nicoll_module_t *m, const char *why)
+{
+    struct ompi_communicator_t *comm = m->transport.comm;
+    int32_t mine = NULL != why ? ompi_comm_rank(comm) : ompi_comm_size(comm), first = -1;
+    return OMPI_SUCCESS == m->previous_allreduce(&mine, &first, 1, MPI_INT32_T, MPI_MIN, comm,
+                                                 m->previous_allreduce_module)
+               ? first
+               : -1;
+}
+
 nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
 {
     nicoll_transport_t *t = &m->transport;
     struct ompi_communicator_t *comm = t->comm;
     const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    const char *why = NULL; /* why this rank cannot use UCX */
+    char unreachable[64];
     nicoll_ucx_t *u = calloc(1, sizeof(*u));
     ucp_address_t *address = NULL;
     size_t address_bytes = 0;
-    bool ok = NULL != u && start() &&
-              UCS_OK == ucp_worker_get_address(ucx.worker, &address, &address_bytes);
     if (NULL != u) {
         u->t = t;
         u->size = size;
@@ -292,57 +305,76 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
         u->eps = calloc((size_t) size, sizeof(*u->eps));
         u->sent = calloc((size_t) size, sizeof(*u->sent));
         u->taken = calloc((size_t) size, sizeof(*u->taken));
-        ok = ok && NULL != u->eps && NULL != u->sent && NULL != u->taken;
+    }
+    if (NULL == u || NULL == u->eps || NULL == u->sent || NULL == u->taken) {
+        why = "out of memory";
+    } else if (!start()) {
+        why = ucx.why;
+    } else if (UCS_OK != ucp_worker_get_address(ucx.worker, &address, &address_bytes)) {
+        why = "the UCP worker has no address";
     }
     /* Every rank learns the longest address, then every rank's. */
-    int64_t mine = ok ? (int64_t) address_bytes : -1, max = -1;
+    int64_t mine = NULL == why ? (int64_t) address_bytes : -1, max = -1;
     int rc = m->previous_allreduce(&mine, &max, 1, MPI_INT64_T, MPI_MAX, comm,
                                    m->previous_allreduce_module);
     const size_t record = sizeof(hello_t) + (size_t) (max > 0 ? max : 0);
     hello_t *hello = OMPI_SUCCESS == rc && max > 0 ? calloc((size_t) size + 1, record) : NULL;
-    ok = nicoll_all_ok(m, ok && NULL != hello);
-    if (ok) {
+    if (NULL == why && NULL == hello) {
+        why = "out of memory";
+    }
+    int failing = first_failing(m, why);
+    if (size == failing) {
         hello_t *me = (hello_t *) ((unsigned char *) hello + (size_t) size * record);
         me->bytes = address_bytes;
         static uint32_t setups;
         me->nonce = (uint32_t) getpid() * 2654435761u + ++setups;
         memcpy(me->address, address, address_bytes);
-        ok = OMPI_SUCCESS == m->previous_allgather(me, (int) record, MPI_BYTE, hello,
-                                                   (int) record, MPI_BYTE, comm,
-                                                   m->previous_allgather_module);
-    }
-    if (ok) {
+        if (OMPI_SUCCESS != m->previous_allgather(me, (int) record, MPI_BYTE, hello, (int) record,
+                                                  MPI_BYTE, comm, m->previous_allgather_module)) {
+            why = "the exchange of addresses failed";
+        }
         u->nonce = hello->nonce; /* rank 0's */
-        for (int i = 0; i < size && ok; ++i) {
+        for (int i = 0; i < size && NULL == why; ++i) {
             if (i == rank || !reach[i]) {
                 continue;
             }
             const hello_t *peer = (const hello_t *) ((unsigned char *) hello + (size_t) i * record);
             const ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
                                         .address = (const ucp_address_t *) peer->address};
-            ok = 0 < peer->bytes && UCS_OK == ucp_ep_create(ucx.worker, &ep, &u->eps[i]);
-            if (!ok) {
+            if (0 == peer->bytes || UCS_OK != ucp_ep_create(ucx.worker, &ep, &u->eps[i])) {
                 u->eps[i] = NULL;
+                snprintf(unreachable, sizeof(unreachable), "cannot reach rank %d", i);
+                why = unreachable;
             }
         }
-        if (ok) { /* listed before the agreement: a peer past it may send at once */
+        if (NULL == why) { /* listed before the agreement: a peer past it may send at once */
             u->next = ucx.comms;
             ucx.comms = u;
         }
+        failing = first_failing(m, why);
     }
     if (NULL != address) {
         ucp_worker_release_address(ucx.worker, address);
     }
     free(hello);
-    const char *why = ok ? NULL : NULL != ucx.why ? ucx.why : "no address, or a peer it cannot reach";
-    if (!nicoll_all_ok(m, ok)) {
-        if (0 == rank) {
-            opal_output(0, "nicoll: communicator %s (cid %u): a rank cannot use UCX (rank 0: %s); "
-                           "the PML carries the packets UCX would have",
-                        comm->c_name, (unsigned) comm->c_contextid, NULL != why ? why : "can");
-        } else if (NULL != why) {
+    if (size != failing) {
+        if (NULL != why) {
             NICOLL_VERBOSE(10, "communicator %s (cid %u): this rank cannot use UCX: %s",
                            comm->c_name, (unsigned) comm->c_contextid, why);
+        }
+        if (0 == rank) {
+            char who[128];
+            if (failing < 0) {
+                snprintf(who, sizeof(who), "the ranks could not agree on it");
+            } else if (0 == failing) {
+                snprintf(who, sizeof(who), "rank 0: %s", why);
+            } else {
+                snprintf(who, sizeof(who), "rank %d; with coll_nicoll_verbose 10 it says why",
+                         failing);
+            }
+            opal_output(0, "nicoll: communicator %s (cid %u): a rank cannot use UCX (%s); the PML "
+                           "carries the packets UCX would have",
+                        comm->c_name, (unsigned) comm->c_contextid, who);
         }
         nicoll_ucx_fini(u);
         return NULL;

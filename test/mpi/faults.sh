@@ -7,7 +7,8 @@
 # - shm_map, shm_probe: every rank carries packets over the PML instead of shared memory, and
 #   nicoll still runs every collective (test_coll --expect-nicoll);
 # - ucx (with coll_nicoll_transport ucx): rank 0 says a rank cannot use UCX, and every rank
-#   carries packets over the PML instead, nicoll still running every collective.
+#   carries packets over the PML instead, nicoll still running every collective; the same with
+#   a real failure, UCX_TLS naming no transport on one rank.
 # Before set-up agreed on failures, a rank that failed left its peers waiting for it forever.
 . "$top_srcdir/test/lib.sh"
 
@@ -68,4 +69,19 @@ for case in "3 1 ucx" "5 0 ucx"; do
         _ "$log" "$1"
     check "... every test_coll check passes, nicoll running every collective" all_passed
 done
+
+# A real failure rather than an injected one: UCX on rank 2 of 3 offered no transport it knows.
+# shellcheck disable=SC2086 # $program is the command and its flags
+mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_verbose 10 \
+    --mca coll_nicoll_transport ucx -np 2 $program --expect-nicoll : \
+    -np 1 -x UCX_TLS=no_such_transport $program --expect-nicoll >"$log" 2>&1
+status=$?
+test_coll_ran "$log"
+echo "# UCX_TLS=no_such_transport on rank 2 of 3: test_coll $passed of ${checks:-?} checks passed, exit $status"
+check "UCX with no usable transport on rank 2 of 3: rank 0 names rank 2, rank 2 says why" \
+    sh -c 'grep -q "MPI_COMM_WORLD (cid 0): a rank cannot use UCX (rank 2;" "$1" &&
+           grep -q "MPI_COMM_WORLD (cid 0): this rank cannot use UCX: ucp_init failed" "$1"' _ "$log"
+check "... every rank reaches both peers through the PML" \
+    [ "$(grep -c "MPI_COMM_WORLD (cid 0): this rank reaches 0 peers through shared memory, 0 through UCX, 2 through the PML" "$log")" -eq 3 ]
+check "... every test_coll check passes, nicoll running every collective" all_passed
 tap_done
