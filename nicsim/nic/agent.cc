@@ -106,8 +106,10 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
         (!own.empty() && own.size() != block_bytes)) {
         return Status::invalid;
     }
-    const auto* steps =
-        allgather_schedules_.get(algorithm, [&] { return algorithm.plan(rank_, size_); });
+    const auto* steps = allgather_schedules_.get(algorithm, [&] {
+        return node_of_.empty() ? algorithm.plan(rank_, size_)
+                                : plan::node_allgather(algorithm, rank_, order_, node_of_);
+    });
     if (steps == nullptr) return Status::invalid;
     if (idle_allgather_ && idle_allgather_->reuse(next_seq_, algorithm.combines, *steps,
                                                   block_bytes, mtu, result, own)) {

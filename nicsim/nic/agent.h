@@ -35,8 +35,9 @@ struct AgentConfig {
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
     // Each rank's node (ranks with the same number share one), or empty for none known. Given,
-    // broadcast trees cross between nodes once per node (plan::node_tree), and barriers only
-    // between the nodes' first ranks (plan::node_barrier).
+    // broadcast trees cross between nodes once per node (plan::node_tree), and barriers and
+    // combining allgathers only between the nodes' first ranks (plan::node_barrier,
+    // plan::node_allgather).
     std::vector<int> node_of;
 };
 

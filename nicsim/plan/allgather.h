@@ -79,6 +79,16 @@ AllgatherSchedule allgather_recursive_doubling(Rank rank, Rank size);  // rd, ho
 AllgatherSchedule allgather_all_to_all(Rank rank, Rank size);          // ab
 AllgatherSchedule allgather_ring(Rank rank, Rank size);                // host-ring
 
+// The allgather over nodes (allgather_nodes.cc) for `rank`, for an algorithm that combines
+// blocks (rd): ranks whose node_of (by rank) is the same share a node, led by its first rank in
+// `order`. Each member sends its block to its leader, the leaders run `algorithm` among
+// themselves with a node's blocks wherever it moves one, and each leader sends each member every
+// block but its own: only leaders cross between nodes. For an algorithm that does not combine
+// (ab's hops are laid out in rank space), with one node, or one rank per node,
+// algorithm.plan(rank, size).
+AllgatherSchedule node_allgather(const AllgatherAlgorithm& algorithm, Rank rank,
+                                 std::span<const Rank> order, std::span<const int> node_of);
+
 // The blocks of `count` consecutive origins from `first` (taken modulo size) on, wrapping from
 // size - 1 to 0, as a Transfer's ranges: at most two. 0 <= count <= size.
 std::vector<BlockRange> cyclic_blocks(Rank first, Rank count, Rank size);

@@ -73,7 +73,7 @@ typedef struct nicsim_group_config {
     const int *order;
     /* NULL, or each rank's node (ranks with the same number share one): broadcast trees then
      * cross between nodes once per node, each node served by its first rank in `order`, and
-     * barriers cross between nodes only at those ranks. */
+     * barriers and recursive-doubling allgathers cross between nodes only at those ranks. */
     const int *node_of;
 } nicsim_group_config_t;
 

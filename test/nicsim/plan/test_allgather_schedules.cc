@@ -441,5 +441,54 @@ TEST(AllgatherAlgorithms, TableNamesAndDefault) {
     EXPECT_EQ(find_allgather_algorithm("bruck"), nullptr);
 }
 
+// Over nodes: random layouts and orders, every algorithm. Every rank gets every other block
+// exactly once, sends only what it holds, and, for the combining ones, only leaders (a node's
+// first rank in the order) send between nodes.
+TEST(NodeAllgather, EveryBlockOnceAndOnlyLeadersCrossBetweenNodes) {
+    std::uint64_t state = 11;
+    auto below = [&state](int n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+    };
+    for (int round = 0; round < 300; ++round) {
+        const Rank size = 1 + below(40);
+        const int nodes = 1 + below(std::min<int>(size, 7));
+        std::vector<int> node_of(size);
+        for (Rank r = 0; r < size; ++r) node_of[r] = below(nodes);
+        std::vector<Rank> order(size);
+        for (Rank r = 0; r < size; ++r) order[r] = r;
+        for (Rank i = size - 1; i > 0; --i) std::swap(order[i], order[below(i + 1)]);
+        std::vector<bool> leader(size, false), led(nodes, false);
+        for (const Rank r : order) {
+            if (!led[node_of[r]]) leader[r] = led[node_of[r]] = true;
+        }
+        for (const AllgatherAlgorithm& algorithm : allgather_algorithms()) {
+            std::vector<AllgatherSchedule> all;
+            for (Rank r = 0; r < size; ++r) {
+                all.push_back(node_allgather(algorithm, r, order, node_of));
+            }
+            std::vector<std::vector<int>> received;
+            interpret(all, size, received);
+            ASSERT_FALSE(HasFatalFailure()) << algorithm.name << ", " << size << " ranks";
+            for (Rank r = 0; r < size; ++r) {
+                for (Rank o = 0; o < size; ++o) {
+                    ASSERT_EQ(received[r][o], o == r ? 0 : 1)
+                        << algorithm.name << ": rank " << r << ", block " << o;
+                }
+                if (!algorithm.combines) continue;
+                for (const AllgatherStep& step : all[r]) {
+                    ASSERT_LE(step.sends.size(), 1u);
+                    ASSERT_LE(step.recvs.size(), 1u);
+                    for (const Transfer& send : step.sends) {
+                        EXPECT_TRUE(node_of[send.peer] == node_of[r] ||
+                                    (leader[r] && leader[send.peer]))
+                            << algorithm.name << ": " << r << " sends to " << send.peer;
+                    }
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace nicsim::plan
