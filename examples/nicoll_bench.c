@@ -8,7 +8,8 @@
  *
  * Blocking: every rank times each call; iterations are separated by a one-int MPI_Allreduce (not
  * by MPI_Barrier as in OSU: nicoll runs MPI_Barrier, and the separator, which sets how far apart
- * the ranks start, must be the same for the components compared). "Avg Latency(us)"
+ * the ranks start, must be the same for the components compared), or with --osu by MPI_Barrier,
+ * as OSU's own loop does (then the component under test runs the separator too). "Avg Latency(us)"
  * is the mean over ranks of each rank's mean; -f adds the least and the greatest of those
  * per-rank means and the iteration count. "Median(us)", after OSU's columns, is the median over
  * the iterations of the slowest rank's time: less moved by a descheduled process on an
@@ -49,8 +50,8 @@ static struct {
     long min_size, max_size;
     long sizes[MAX_SIZES];
     int nsizes; /* from --sizes, else powers of two from min to max */
-    int iterations, warmup, full, test_calls;
-} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0};
+    int iterations, warmup, full, test_calls, osu;
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0};
 
 static int rank, size;
 static char *sendbuf, *recvbuf;
@@ -65,6 +66,8 @@ static const char usage_text[] =
     "  -f, --full            also min and max over ranks and the iteration count (blocking),\n"
     "                        or the start, MPI_Test and MPI_Wait times (nonblocking)\n"
     "  -t, --num-test-calls N  MPI_Test calls during the compute (nonblocking; default 0)\n"
+    "  --osu                 MPI_Barrier between iterations, as OSU's loop (default: a one-int\n"
+    "                        MPI_Allreduce, which nicoll does not run)\n"
     "  -h, --help            this text\n";
 
 static int compare_doubles(const void *a, const void *b)
@@ -106,6 +109,10 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
         if (0 == strcmp(a, "-h") || 0 == strcmp(a, "--help")) return 1;
         if (0 == strcmp(a, "-f") || 0 == strcmp(a, "--full")) {
             opt.full = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--osu")) {
+            opt.osu = 1;
             continue;
         }
         int *target = 0 == strcmp(a, "-i") || 0 == strcmp(a, "--iterations") ? &opt.iterations
@@ -178,9 +185,14 @@ static void start(long bytes, MPI_Request *req)
     }
 }
 
-/* Between iterations: a collective nicoll does not provide, so the same for every component. */
+/* Between iterations: a collective nicoll does not provide, so the same for every component;
+ * with --osu, MPI_Barrier, as OSU. */
 static void separate(void)
 {
+    if (opt.osu) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
     int in = 0, out;
     MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 }
@@ -400,7 +412,7 @@ int main(int argc, char **argv)
         int large = sizes[i] > LARGE_MESSAGE;
         int iterations = large ? (opt.iterations + 9) / 10 : opt.iterations;
         int warmup = large ? (opt.warmup + 9) / 10 : opt.warmup;
-        separate();
+        if (!opt.osu || BARRIER != opt.coll) separate(); /* (else a barrier the counter sees) */
         calls += nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest)
                                : bench_blocking(sizes[i], iterations, warmup, times, slowest);
     }
