@@ -127,7 +127,8 @@ struct nicoll_module;
  * (nicoll_transport_t.via): shared-memory rings inside a node, the PML elsewhere. */
 typedef struct nicoll_fabric {
     const char *name;
-    /* Takes one packet for `dst`, as nicsim_transport_t.send does (NICSIM_ERR_AGAIN: no room now). */
+    /* Takes one packet for `dst`, as nicsim_transport_t.send does (NICSIM_ERR_AGAIN: no room
+     * now). */
     nicsim_status_t (*send)(struct nicoll_transport *t, int dst, const void *header,
                             const void *payload, size_t payload_bytes);
     /* Hands every packet that arrived to the engine, counting each in t->events. */
@@ -152,8 +153,9 @@ bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank);
 
 /* The UCX fabric's endpoints of one communicator (coll_nicoll_ucx.c). */
 typedef struct nicoll_ucx nicoll_ucx_t;
-/* Collective over the module's communicator: endpoints to the peers `reach` marks, or NULL on
- * every rank when a rank cannot use UCX (said once, by rank 0) or was built without it. */
+/* Collective over the module's communicator: endpoints to the peers `reach` marks (by rank;
+ * NULL counts as this rank's failure), or NULL on every rank when a rank cannot use UCX (said
+ * once, by rank 0) or was built without it. */
 nicoll_ucx_t *nicoll_ucx_setup(struct nicoll_module *m, const bool *reach);
 void nicoll_ucx_fini(nicoll_ucx_t *u);
 bool nicoll_ucx_reaches(const nicoll_ucx_t *u, int rank);
@@ -284,8 +286,9 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
 
 /* The exchange at a communicator's setup, with the previous component's allgather (a collective
  * call): writes the ranks in locality order and each rank's node (numbered from 0 in that
- * order), the same on every rank, and whether every rank's settings agree. `ok`: this rank is fit to take part; where one rank is not (or cannot allocate
- * the exchange's buffer), every rank returns OMPI_ERR_OUT_OF_RESOURCE before the allgather. */
+ * order), the same on every rank, and whether every rank's settings agree. `ok`: this rank is
+ * fit to take part; where one rank is not (or cannot allocate the exchange's buffer), every
+ * rank returns OMPI_ERR_OUT_OF_RESOURCE before the allgather. */
 int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, int *node_of, bool *agree);
 /* Whether the communicator's collectives go to the previous component: its ranks' settings
  * differ, or one could not set up. Sets the communicator up at its first collective. */

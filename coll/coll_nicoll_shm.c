@@ -196,7 +196,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     nicoll_transport_t *t = &m->transport;
     struct ompi_communicator_t *comm = t->comm;
     const int comm_size = ompi_comm_size(comm);
-    /* Every rank decides alike: the MCA value and the previous allgather are the same everywhere. */
+    /* Every rank decides alike: the MCA value and the previous allgather are alike everywhere. */
     const int transport = mca_coll_nicoll_component.transport;
     const char *why = NICOLL_TRANSPORT_PML == transport   ? "coll_nicoll_transport is pml"
                       : NICOLL_TRANSPORT_UCX == transport ? "coll_nicoll_transport is ucx"

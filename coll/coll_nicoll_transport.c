@@ -1,8 +1,9 @@
 /*
  * The real fabric's transport: a fabric per peer (coll_nicoll.h, nicoll_fabric_t), chosen when
  * the communicator is set up: shared-memory rings to the ranks of this node (coll_nicoll_shm.c),
- * Open MPI's PML to the others. The engine's flow-control window applies to the PML's peers
- * only; a ring is its own window.
+ * UCX active messages to the other nodes (coll_nicoll_ucx.c), Open MPI's PML where neither can
+ * be used. The engine's flow-control window applies to UCX's and the PML's peers; a ring is its
+ * own window.
  *
  * The PML fabric: engine packets over the PML on the user's communicator, with tag
  * NICOLL_TAG_PACKET (see coll_nicoll.h for why that tag is private).
@@ -214,12 +215,7 @@ static void choose_fabrics(nicoll_module_t *m)
     /* Every rank alike: the MCA value, the node count and the previous modules agree. */
     if (NULL != m->previous_allgather && NULL != m->previous_allreduce &&
         (NICOLL_TRANSPORT_UCX == transport || (NICOLL_AUTO == transport && m->nodes > 1))) {
-        if (NULL == reach) { /* cannot join the set-up's collectives with a table of its own */
-            static const bool none[1];
-            t->ucx = nicoll_ucx_setup(m, none); /* declines, on every rank */
-        } else {
-            t->ucx = nicoll_ucx_setup(m, reach);
-        }
+        t->ucx = nicoll_ucx_setup(m, reach); /* (without `reach`, every rank goes without) */
     }
     free(reach);
     int peers[3] = {0, 0, 0}; /* shm, ucx, pml */
@@ -260,7 +256,8 @@ static void choose_fabrics(nicoll_module_t *m)
  *   1. the exchange of places and settings (nicoll_setup_exchange); a rank unfit to take part
  *      (its transport or this function's buffer not allocated) says so first, and every rank
  *      then declines the communicator, as where the settings differ;
- *   2. the shared-memory transport, where every rank can use it (nicoll_shm_setup agrees);
+ *   2. the fabrics: shared memory inside each node, UCX between nodes where every rank can use
+ *      them (nicoll_shm_setup and nicoll_ucx_setup agree), the PML for the other peers;
  *   3. the engine group, which every rank must have made, or every rank declines.
  * Without a previous allgather (on every rank alike) the trees use rank order, the settings go
  * unchecked and a local failure stays local: this rank's collectives return the error.
@@ -293,7 +290,8 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     } else if (agree) {
         nicsim_transport_t ops = {.context = t, .send = send_packet};
         /* A ring is its own window: a sender writes only into a free slot, whose count it reads
-         * from the receiver's tail, so the engine keeps a window only for the PML's peers. */
+         * from the receiver's tail, so the engine keeps windows only for UCX's and the PML's
+         * peers. */
         nicsim_group_config_t config = {.credits = t->credits,
                                         .order = NULL == m->previous_allgather ? NULL : order,
                                         .node_of = NULL == m->previous_allgather ? NULL : node_of};

@@ -306,7 +306,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
         u->sent = calloc((size_t) size, sizeof(*u->sent));
         u->taken = calloc((size_t) size, sizeof(*u->taken));
     }
-    if (NULL == u || NULL == u->eps || NULL == u->sent || NULL == u->taken) {
+    if (NULL == u || NULL == u->eps || NULL == u->sent || NULL == u->taken || NULL == reach) {
         why = "out of memory";
     } else if (!start()) {
         why = ucx.why;
