@@ -478,14 +478,15 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
     size_t bytes;
     void *at;
     nicsim_status_t s = nicsim_group_place(u->t->group, a->h.src, a->h.packet, &at, &bytes);
+    if (NICSIM_OK == s && bytes != a->bytes) {
+        s = NICSIM_ERR_PROTOCOL;
+    }
+    if (NICSIM_OK == s && NULL == at && NULL == (at = u->fetch_copy = malloc(bytes))) {
+        s = NICSIM_ERR_NO_MEMORY;
+    }
     if (NICSIM_OK != s) {
+        ucp_am_data_release(ucx.worker, a->data); /* the payload will not be fetched */
         return s;
-    }
-    if (bytes != a->bytes) {
-        return NICSIM_ERR_PROTOCOL;
-    }
-    if (NULL == at && NULL == (at = u->fetch_copy = malloc(bytes))) {
-        return NICSIM_ERR_NO_MEMORY;
     }
     u->fetch_of = *a;
     u->fetch_at = at;
