@@ -18,8 +18,9 @@
  * later packets back until it is in. The worker's callbacks only queue what arrives: the engine
  * sees packets only from the fabric's poll, never from inside a send.
  *
- * Set-up is collective and agreed on (nicoll_all_ok): a rank whose UCX cannot start, or which
- * cannot reach a peer, takes every rank to the PML for those peers.
+ * Set-up is collective and agreed on (first_failing, an allreduce): a rank whose UCX cannot
+ * start, or which cannot reach a peer, takes every rank to the PML for those peers, and rank 0
+ * names the first such rank.
  */
 #include "coll_nicoll.h"
 
@@ -30,8 +31,6 @@
 
 #if NICOLL_UCX
 #include <ucp/api/ucp.h>
-
-#include "opal/runtime/opal_progress.h"
 
 #define AM_ID 0x6e /* nicoll's active-message handler on the process's worker */
 /* Payloads up to this size go eagerly, whatever UCX's own threshold. A rendezvous costs round

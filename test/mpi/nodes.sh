@@ -35,6 +35,7 @@ run() {
     test_coll_ran "$log"
     grep '^not ok' "$log" | sed "s/^/# /"
     check "$label test_coll ran to its end, $passed of ${checks:-?} checks passed" all_passed
+    all_passed || grep -v -e '^ok' -e 'nicoll: ' "$log" | head -20 | sed 's/^/# /'
     # MPI_COMM_WORLD's line from each rank: how many peers each fabric serves
     size=$(($1 * $2)) here=$(($2 - 1)) away=$(($1 * $2 - $2))
     case $4 in
