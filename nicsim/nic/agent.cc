@@ -11,15 +11,22 @@ namespace nicsim::nic {
 
 namespace {
 
-std::vector<int> windows(Rank size, const AgentConfig& config) {
-    if (config.peer_credits.empty()) {
-        return std::vector<int>(config.credits > 0 ? static_cast<std::size_t>(size) : 0,
-                                config.credits);
-    }
-    if (config.peer_credits.size() != static_cast<std::size_t>(size)) {
+// The agent's NIC: LFC's, with what a collective's host offers. Payloads lie in the collectives'
+// buffers, which the host fills and reads as packets come (no receive buffers to post, no limit
+// on send buffers); credit updates go at half a window.
+NicConfig nic_config(Rank size, const AgentConfig& config) {
+    if (!config.peer_credits.empty() &&
+        config.peer_credits.size() != static_cast<std::size_t>(size)) {
         throw std::invalid_argument("peer_credits does not name every rank of the group");
     }
-    return config.peer_credits;
+    NicConfig nic;
+    nic.credits = config.credits;
+    nic.peer_credits = config.peer_credits;
+    nic.low_water = -1;
+    nic.send_buffers = 0;
+    nic.host_takes_all = true;
+    nic.stable_payloads = config.stable_payloads;
+    return nic;
 }
 
 }  // namespace
@@ -29,7 +36,7 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
       size_(size),
       order_(std::move(config.order)),
       node_of_(std::move(config.node_of)),
-      tx_(fabric, windows(size, config), config.stable_payloads),
+      nic_(rank, nic_config(size, config), fabric, host_),
       channels_(config.channels),
       idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
     if (order_.empty()) {
@@ -54,7 +61,7 @@ Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
                                 : plan::node_barrier(algorithm, rank_, order_, node_of_);
     });
     if (steps == nullptr) return Status::invalid;
-    return start(make_op<BarrierOp>(next_seq_, *steps, tx_), seq);
+    return start(make_op<BarrierOp>(next_seq_, *steps, nic_), seq);
 }
 
 const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
@@ -90,7 +97,7 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
     }
     if (!shape.takes_k) k = 0;
     return start(
-        make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu, message, tx_, stats_),
+        make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu, message, nic_, stats_),
         seq);
 }
 
@@ -117,7 +124,7 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
         return start(OpPtr(op, idle_allgather_.get_deleter()), seq, op);
     }
     auto op = make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
-                                   block_bytes, mtu, result, tx_, stats_, own);
+                                   block_bytes, mtu, result, nic_, stats_, own);
     auto* allgather = static_cast<AllgatherOp*>(op.get());
     return start(std::move(op), seq, allgather);
 }
@@ -186,11 +193,12 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
     if (src < 0 || src >= size_ || (!payload.empty() && payload.size() != header.payload_bytes)) {
         return Status::protocol;
     }
-    // The packet is consumed here (placed, or kept with the agent): its buffer is free again.
-    if (const Status s = tx_.received(src, header);
-        failed(s) || header.kind == PacketKind::credit) {
-        return s;
-    }
+    return nic_.on_packet(src, header, payload);
+}
+
+// The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
+// when this returns.
+Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     Slot* slot = find(header.seq);
     if (slot == nullptr) return keep_early(src, header, payload);
     return feed(*slot, src, header, payload);
@@ -224,7 +232,7 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
 }
 
 Status Agent::progress() {
-    const Status s = tx_.flush();
+    const Status s = nic_.progress();
     if (failed(s)) {
         for (std::size_t i = 0; i < ops_.size(); ++i) {  // settle() may forget a slot, not move it
             std::optional<Slot>& slot = ops_[i];
@@ -232,7 +240,7 @@ Status Agent::progress() {
         }
         return s;
     }
-    return tx_.queued() == 0 ? Status::ok : Status::in_progress;
+    return nic_.queued() == 0 ? Status::ok : Status::in_progress;
 }
 
 Status Agent::timeout() {
@@ -255,7 +263,7 @@ Status Agent::test(Seq seq) const {
     const Slot* slot = find(seq);
     if (slot == nullptr) return Status::invalid;
     // A collective is not complete while packets it sent may still wait in the transmit queue.
-    if (slot->status == Status::ok && tx_.queued() != 0) return Status::in_progress;
+    if (slot->status == Status::ok && nic_.queued() != 0) return Status::in_progress;
     return slot->status;
 }
 

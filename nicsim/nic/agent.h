@@ -1,6 +1,7 @@
 // The NIC agent of one rank in one group: numbers collectives in call order, routes each arriving
-// packet to its collective, keeps packets that arrive before their collective is posted (their
-// payloads in the global collective channels), and owns the transmit queue and its flow control.
+// packet to its collective, and keeps packets that arrive before their collective is posted
+// (their payloads in the global collective channels). Its packets come and go through LFC's NIC
+// (nic.h): the one send path, with its flow control, of both fabrics.
 #pragma once
 
 #include <memory>
@@ -13,8 +14,8 @@
 #include "nic/allgather_op.h"
 #include "nic/barrier_op.h"
 #include "nic/channels.h"
+#include "nic/nic.h"
 #include "nic/operation.h"
-#include "nic/tx_queue.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
 #include "plan/tree.h"
@@ -23,13 +24,13 @@ namespace nicsim::nic {
 
 struct AgentConfig {
     ChannelConfig channels;  // where packets of collectives not yet posted are kept
-    int credits = 0;         // flow-control window per peer (tx_queue.h); 0: none
+    int credits = 0;         // flow-control window per peer (nic.h); 0: none
     // Or each peer's window, by rank (0 for a peer whose transport is its own window): when not
     // empty, it holds `size` entries and `credits` is not used.
     std::vector<int> peer_credits;
     // Payloads stay in their collectives' buffers until the collective completes, so queued
-    // packets need no copy (tx_queue.h). A real job's collectives do; the simulator's resend
-    // after completion, so it copies.
+    // packets need no copy (NicConfig::stable_payloads). A real job's collectives do; the
+    // simulator's resend after completion, so it copies.
     bool stable_payloads = false;
     // The group's ranks in locality order (ranks close in the machine next to each other), or
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
@@ -140,11 +141,11 @@ public:
     std::size_t active() const { return live_; }
     std::size_t early_packets() const;
     const CollectiveStats& stats() const { return stats_; }
-    // Flow control (tx_queue.h): packets that had to wait for a credit; credits held for sending
-    // to `peer`, and credits owed to it.
-    std::uint64_t credit_stalls() const { return tx_.stalls(); }
-    int credits(Rank peer) const { return tx_.credits(peer); }
-    int owed_credits(Rank peer) const { return tx_.owed(peer); }
+    // Flow control (nic.h): packets that had to wait for a credit; credits held for sending to
+    // `peer`, and credits owed to it.
+    std::uint64_t credit_stalls() const { return nic_.stats().blocked; }
+    int credits(Rank peer) const { return nic_.send_credits(peer); }
+    int owed_credits(Rank peer) const { return nic_.unreturned_credits(peer); }
 
 private:
     // An op lives in one of the agent's spare blocks (a real job makes one per collective) and
@@ -173,6 +174,21 @@ private:
         Channels::Slice payload;
     };
 
+    // The NIC hands this host every packet as it arrives.
+    class Host final : public HostPort {
+    public:
+        explicit Host(Agent& agent) : agent_(agent) {}
+        Status deliver(Rank src, const PacketHeader& header,
+                       std::span<const std::byte> payload) override {
+            return agent_.take(src, header, payload);
+        }
+        void send_space() override {}  // the agent's NIC has no limit on send buffers
+
+    private:
+        Agent& agent_;
+    };
+
+    Status take(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
     Status start(OpPtr op, Seq* seq, AllgatherOp* allgather = nullptr);
     Slot* find(Seq seq);
     const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
@@ -188,7 +204,8 @@ private:
     Rank size_;
     std::vector<Rank> order_;
     std::vector<int> node_of_;
-    TxQueue tx_;
+    Host host_{*this};
+    Nic nic_;
     Channels channels_;
     CollectiveStats stats_;
     Seq next_seq_ = 0;

@@ -50,7 +50,7 @@ bool AllgatherOp::runs(const plan::AllgatherSchedule& schedule) {
 
 AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
                          const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
-                         std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
+                         std::uint32_t mtu, std::span<std::byte> result, Nic& nic,
                          CollectiveStats& stats, std::span<const std::byte> own)
     : seq_(seq),
       rank_(rank),
@@ -61,7 +61,7 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
       mtu_(mtu),
       result_(result),
       own_(result.empty() ? std::span<const std::byte>{} : own),
-      tx_(tx),
+      nic_(nic),
       stats_(stats),
       per_block_(plan::packet_count(std::array{plan::BlockRange{0, 1}}, block_bytes, mtu)) {
     for (const plan::AllgatherStep& step : schedule) {
@@ -290,7 +290,7 @@ Status AllgatherOp::ask(std::size_t step, std::size_t slot) {
     const auto index = static_cast<std::uint32_t>(combines_ ? slot : slot % per_block_);
     const Rank origin = combines_ ? recv.peer : origin_at(recv.blocks, slot / per_block_);
     if (!combines_) asked_[step].record(slot);
-    return tx_.send(recv.peer, header(PacketKind::nack, step, index, origin));
+    return nic_.send(recv.peer, header(PacketKind::nack, step, index, origin));
 }
 
 AllgatherOp::Cut AllgatherOp::cut(const std::vector<plan::Transfer>& transfers) const {
@@ -333,14 +333,14 @@ AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) co
 
 Status AllgatherOp::send(Rank dst, PacketHeader header, const Layout& layout) {
     header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
-    if (result_.empty() || header.payload_bytes == 0) return tx_.send(dst, header);
-    if (const auto run = layout.one_run()) return tx_.send(dst, header, bytes_of(*run));
+    if (result_.empty() || header.payload_bytes == 0) return nic_.send(dst, header);
+    if (const auto run = layout.one_run()) return nic_.send(dst, header, bytes_of(*run));
     std::vector<std::byte>& gathered = gathered_.emplace_back();
     for (const plan::ByteRange& piece : layout.pieces->pieces) {
         const auto bytes = bytes_of(piece);
         gathered.insert(gathered.end(), bytes.begin(), bytes.end());
     }
-    return tx_.send(dst, header, gathered);
+    return nic_.send(dst, header, gathered);
 }
 
 std::span<const std::byte> AllgatherOp::bytes_of(plan::ByteRange piece) {

@@ -66,8 +66,8 @@
 #include <vector>
 
 #include "nic/arrivals.h"
+#include "nic/nic.h"
 #include "nic/operation.h"
-#include "nic/tx_queue.h"
 #include "plan/allgather.h"
 
 namespace nicsim::nic {
@@ -88,7 +88,7 @@ public:
     // block_bytes long, valid and unchanged until the op is done.
     AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
                 const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
-                std::uint32_t mtu, std::span<std::byte> result, TxQueue& tx,
+                std::uint32_t mtu, std::span<std::byte> result, Nic& nic,
                 CollectiveStats& stats, std::span<const std::byte> own = {});
 
     // Makes this op, forgotten() by its agent, the collective `seq` with the constructor's other
@@ -185,7 +185,7 @@ private:
     std::uint32_t mtu_;
     std::span<std::byte> result_;
     std::span<const std::byte> own_;  // this rank's block until copied into result_
-    TxQueue& tx_;
+    Nic& nic_;
     CollectiveStats& stats_;
     std::uint64_t per_block_;  // packets per block
     SmallVector<Step, 4> steps_;

@@ -10,8 +10,8 @@ bool BarrierOp::runs(const plan::BarrierSchedule& schedule) {
     });
 }
 
-BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx)
-    : seq_(seq), schedule_(schedule), tx_(tx) {
+BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, Nic& nic)
+    : seq_(seq), schedule_(schedule), nic_(nic) {
     arrived_.resize(schedule.size());
 }
 
@@ -41,7 +41,7 @@ Status BarrierOp::advance() {
             token.seq = seq_;
             token.step = static_cast<std::uint32_t>(step_);
             for (const Rank dst : schedule_[step_].send_to) {
-                if (const Status s = tx_.send(dst, token); failed(s)) return s;
+                if (const Status s = nic_.send(dst, token); failed(s)) return s;
             }
             step_sent_ = true;
         }

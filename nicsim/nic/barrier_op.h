@@ -8,8 +8,8 @@
 
 #include "core/small_vector.h"
 
+#include "nic/nic.h"
 #include "nic/operation.h"
-#include "nic/tx_queue.h"
 #include "plan/barrier.h"
 
 namespace nicsim::nic {
@@ -19,7 +19,7 @@ public:
     // Whether the op can run `schedule`: no step expects more than plan::kMaxBarrierSenders tokens.
     static bool runs(const plan::BarrierSchedule& schedule);
 
-    BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, TxQueue& tx);
+    BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, Nic& nic);
 
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
@@ -30,7 +30,7 @@ private:
 
     Seq seq_;
     const plan::BarrierSchedule& schedule_;
-    TxQueue& tx_;
+    Nic& nic_;
     std::size_t step_ = 0;    // the step this rank is in
     bool step_sent_ = false;  // whether step_'s tokens are out
     // [step] bit i: token from schedule_[step].recv_from[i]; inline for groups of up to 256 ranks

@@ -5,14 +5,14 @@
 namespace nicsim::nic {
 
 BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-                 std::span<std::byte> message, TxQueue& tx, CollectiveStats& stats)
+                 std::span<std::byte> message, Nic& nic, CollectiveStats& stats)
     : seq_(seq),
       rank_(rank),
       tree_(tree),
       bytes_(bytes),
       mtu_(mtu),
       message_(message),
-      tx_(tx),
+      nic_(nic),
       stats_(stats),
       packets_(packet_count(bytes, mtu)) {}
 
@@ -67,7 +67,7 @@ Status BcastOp::send_down(std::uint64_t index) {
     const auto payload = message_.empty() ? std::span<const std::byte>{}
                                           : message_.subspan(offset, header.payload_bytes);
     for (const Rank child : tree_.children[rank_]) {
-        if (const Status s = tx_.send(child, header, payload); failed(s)) return s;
+        if (const Status s = nic_.send(child, header, payload); failed(s)) return s;
     }
     return Status::ok;
 }

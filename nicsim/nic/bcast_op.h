@@ -1,7 +1,7 @@
 // A broadcast executing a plan::Tree on one rank's NIC, first packet first served (Kesavan and Panda
 // §3.1, Bhoedjang et al. §3): the message is cut into packets of at most `mtu` bytes, the root sends
 // packet 0 to each child in the tree's order, then packet 1, and so on, and every other rank
-// forwards each packet to its children the moment it arrives. Credits (tx_queue.h) pace it.
+// forwards each packet to its children the moment it arrives. Credits (nic.h) pace it.
 //
 // The message buffer is the user's (or a packed copy): the root sends from it, every other rank
 // places each packet at its offset in it and forwards from there, so a byte is written once per
@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <span>
 
+#include "nic/nic.h"
 #include "nic/operation.h"
-#include "nic/tx_queue.h"
 #include "plan/tree.h"
 
 namespace nicsim::nic {
@@ -31,7 +31,7 @@ public:
     // `tree` spans the group, is labelled with ranks and outlives the op; `message` is empty or
     // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets.
     BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-            std::span<std::byte> message, TxQueue& tx, CollectiveStats& stats);
+            std::span<std::byte> message, Nic& nic, CollectiveStats& stats);
 
     Status start() override;
     Status on_packet(Rank src, const PacketHeader& header,
@@ -50,7 +50,7 @@ private:
     std::uint64_t bytes_;
     std::uint32_t mtu_;
     std::span<std::byte> message_;
-    TxQueue& tx_;
+    Nic& nic_;
     CollectiveStats& stats_;
     std::uint64_t packets_;
     std::uint64_t next_ = 0;  // the next packet this rank expects from its parent

@@ -23,7 +23,7 @@
 //
 // A real job has no retransmission to fall back on: there the channels are `unbounded`, and each
 // collective's early payloads are kept in memory of their own, however many, until the host has
-// copied them out (drop()). Flow control (tx_queue.h) still bounds what is in flight; what
+// copied them out (drop()). Flow control (nic.h) still bounds what is in flight; what
 // arrives early is bounded, as in MPI's own unexpected-message queue, only by what the peers
 // send before this rank posts.
 #pragma once

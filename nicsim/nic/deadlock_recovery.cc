@@ -30,6 +30,7 @@ void Nic::maybe_recover() {
         const BufferId id = blocked_[dst].front();
         blocked_[dst].pop_front();
         --peers_[dst].waiting;
+        --waiting_;
         transmit_.push_back({id, dst, kOwnChannel});
         recovering_ = true;
         ++stats_.recoveries;
@@ -96,10 +97,10 @@ Status Nic::on_flagged(PeerId from, Rank owner_rank, const PacketHeader& header,
         --p.unreturned;
         migrate_channel_packet(from);
     }
-    deliver_or_keep(id);
+    const Status delivered = deliver_or_keep(id);
     maybe_free(id);
     maybe_ack(owner);
-    return Status::ok;
+    return delivered;
 }
 
 // The packet joins every child's blocked-sends queue; a child without a credit is sent, in the
@@ -118,6 +119,7 @@ void Nic::forward_in_recovery(BufferId id, std::span<const PeerId> children, Pee
         if (blocked_.size() <= child) blocked_.resize(child + 1);
         blocked_[child].push_back(id);
         ++p.waiting;
+        ++waiting_;
         ++stats_.blocked;
         BufferId first = id;
         take_first_of_tree(child, origin, &first);
@@ -142,7 +144,10 @@ bool Nic::take_first_of_tree(PeerId dst, Rank origin, BufferId* id) {
         }
         queue.push_back(b);
     }
-    if (found) --peers_[dst].waiting;
+    if (found) {
+        --peers_[dst].waiting;
+        --waiting_;
+    }
     return found;
 }
 

@@ -12,8 +12,11 @@ namespace nicsim::nic {
 class HostPort {
 public:
     virtual ~HostPort() = default;
-    // A packet for this host, written into one of the receive buffers the host posted.
-    virtual void deliver(const PacketHeader& header, std::span<const std::byte> payload) = 0;
+    // A packet from `src` for this host, written into one of the receive buffers the host posted
+    // (or, when the host takes every packet as it arrives, wherever it puts it). Not ok when the
+    // host rejects the packet; the NIC is done with it either way. The host may send from here.
+    virtual Status deliver(Rank src, const PacketHeader& header,
+                           std::span<const std::byte> payload) = 0;
     // A send buffer is free again after post_send() answered `again`.
     virtual void send_space() = 0;
 };

@@ -1,6 +1,7 @@
 #include "nic/nic.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace nicsim::nic {
 
@@ -15,9 +16,17 @@ std::uint64_t message_key(Rank origin, Seq seq) {
 Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
     : rank_(rank),
       config_(config),
-      send_buffers_free_(config.send_buffers),
+      send_buffers_free_(config.send_buffers > 0 ? config.send_buffers
+                                                 : std::numeric_limits<int>::max()),
       fabric_(fabric),
       host_(host) {}
+
+int Nic::window_of(Rank rank) const {
+    if (config_.peer_credits.empty()) return config_.credits;
+    return rank >= 0 && static_cast<std::size_t>(rank) < config_.peer_credits.size()
+               ? config_.peer_credits[static_cast<std::size_t>(rank)]
+               : 0;
+}
 
 void Nic::set_route(Rank origin, std::span<const Rank> children) {
     Children ids;
@@ -32,7 +41,7 @@ std::span<const Nic::PeerId> Nic::children_of(Rank origin) const {
 
 int Nic::send_credits(Rank peer) const {
     const Peer* p = peers_.find(peer);
-    return p == nullptr ? config_.credits : p->send_credits;
+    return p == nullptr ? window_of(peer) : p->send_credits;
 }
 
 int Nic::unreturned_credits(Rank peer) const {
@@ -68,7 +77,13 @@ Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> p
     b.header.credits = 0;
     if (!payload.empty()) {
         if (payloads_.size() <= id) payloads_.resize(id + 1);
-        payloads_[id].assign(payload.begin(), payload.end());
+        Payload& p = payloads_[id];
+        if (config_.stable_payloads) {
+            p.bytes = payload;
+        } else {
+            p.copy.assign(payload.begin(), payload.end());
+            p.bytes = p.copy;  // the vector's storage stays put when payloads_ grows
+        }
     }
     b.from = from;
     b.sends_left = 0;
@@ -80,8 +95,14 @@ Nic::BufferId Nic::hold(const PacketHeader& header, std::span<const std::byte> p
 }
 
 std::span<const std::byte> Nic::payload_of(BufferId id) const {
-    return id < payloads_.size() ? std::span<const std::byte>(payloads_[id])
-                                 : std::span<const std::byte>();
+    return id < payloads_.size() ? payloads_[id].bytes : std::span<const std::byte>();
+}
+
+void Nic::keep_copy(BufferId id) {
+    if (id >= payloads_.size() || payloads_[id].bytes.data() == payloads_[id].copy.data()) return;
+    Payload& p = payloads_[id];
+    p.copy.assign(p.bytes.begin(), p.bytes.end());
+    p.bytes = p.copy;
 }
 
 Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload) {
@@ -90,13 +111,26 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
         host_waits_for_space_ = true;
         return Status::again;
     }
-    --send_buffers_free_;
     if (dst == kMulticast) {
         header.kind = PacketKind::multicast;
         header.origin = rank_;
     } else {
         header.kind = PacketKind::unicast;
     }
+    return queue(dst, header, payload);
+}
+
+Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (failed(error_)) return error_;
+    if (send_buffers_free_ == 0) {
+        host_waits_for_space_ = true;
+        return Status::again;
+    }
+    return queue(dst, header, payload);
+}
+
+Status Nic::queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
+    --send_buffers_free_;
     const BufferId id = hold(header, payload, kFromHost);
     if (dst == kMulticast) {
         forward(id, children_of(rank_));
@@ -115,7 +149,7 @@ void Nic::post_host_buffers(int n) {
         const BufferId id = to_host_.front();
         to_host_.pop_front();
         --host_buffers_;
-        hand_to_host(id);
+        (void)hand_to_host(id);  // a host that posts buffers takes what it is handed
         maybe_free(id);
     }
     maybe_recover();
@@ -133,32 +167,36 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     }
     Peer& p = peers_[from];
     if (header.credits != 0) {
+        // A sender never returns more than it was lent.
+        if (header.credits > p.window - p.send_credits) return Status::protocol;
         p.send_credits += header.credits;
         unblock(from);
     }
+    Status delivered = Status::ok;
     switch (header.kind) {
     case PacketKind::credit:
         break;
     case PacketKind::recovery_ack:
         if (const Status s = on_recovery_ack(from, header.origin); failed(s)) return s;
         break;
-    case PacketKind::multicast:
-    case PacketKind::unicast: {
-        if (p.held + p.unreturned >= config_.credits) return Status::protocol;
-        ++p.held;
+    default: {  // data: a host's message, or a packet of a collective's protocol
+        if (p.window > 0) {
+            if (p.held + p.unreturned >= p.window) return Status::protocol;
+            ++p.held;
+        }
         ++stats_.data_received;
         const BufferId id = hold(header, payload, from);
         buffers_[id].for_host = true;
         if (header.kind == PacketKind::multicast) forward(id, children_of(header.origin));
-        deliver_or_keep(id);
+        delivered = deliver_or_keep(id);
+        const Buffer& b = buffers_[id];  // the host may have sent: buffers_ may have moved
+        if (b.sends_left != 0 || b.for_host) keep_copy(id);  // it outlives the caller's bytes
         maybe_free(id);
         break;
     }
-    default:
-        return Status::protocol;
     }
     maybe_recover();
-    return failed(pump()) ? error_ : Status::ok;
+    return failed(pump()) ? error_ : delivered;
 }
 
 void Nic::forward(BufferId id, std::span<const PeerId> children) {
@@ -191,13 +229,16 @@ void Nic::serve_fcfs(FcfsMessage& message, std::span<const PeerId> children) {
 
 void Nic::enqueue(BufferId id, PeerId dst) {
     Peer& p = peers_[dst];
-    if (p.waiting == 0 && p.send_credits > 0) {
+    if (p.window == 0) {
+        transmit_.push_back({id, dst});
+    } else if (p.waiting == 0 && p.send_credits > 0) {
         --p.send_credits;
         transmit_.push_back({id, dst});
     } else {
         if (blocked_.size() <= dst) blocked_.resize(dst + 1);
         blocked_[dst].push_back(id);
         ++p.waiting;
+        ++waiting_;
         ++stats_.blocked;
     }
 }
@@ -207,26 +248,32 @@ void Nic::unblock(PeerId dst) {
     if (p.waiting > 0 && p.send_credits > 0 && dst < watch_.size()) ++watch_[dst].moved;
     for (; p.waiting > 0 && p.send_credits > 0; --p.waiting) {
         --p.send_credits;
+        --waiting_;
         transmit_.push_back({blocked_[dst].front(), dst});
         blocked_[dst].pop_front();
     }
 }
 
-void Nic::deliver_or_keep(BufferId id) {
+Status Nic::deliver_or_keep(BufferId id) {
+    if (config_.host_takes_all) return hand_to_host(id);
     if (!to_host_.empty() || host_buffers_ == 0) {
         to_host_.push_back(id);  // the host has no buffer: the packet waits, holding its credit
-        return;
+        return Status::ok;
     }
     --host_buffers_;
-    hand_to_host(id);
+    return hand_to_host(id);
 }
 
-void Nic::hand_to_host(BufferId id) {
-    Buffer& b = buffers_[id];
-    host_.deliver(b.header, payload_of(id));
+Status Nic::hand_to_host(BufferId id) {
+    const PacketHeader header = buffers_[id].header;
+    const PeerId from = buffers_[id].from;
+    // The host may send from here, which may move buffers_.
+    const Status s = host_.deliver(peers_.keys()[from], header, payload_of(id));
     ++stats_.delivered;
+    Buffer& b = buffers_[id];
     b.for_host = false;
     if (config_.forwarding == Forwarding::fcfs) release_slot(b);
+    return s;
 }
 
 // FCFS keeps a packet until its last child has it, which takes the whole message when the NIC
@@ -254,11 +301,12 @@ void Nic::release_slot(Buffer& b) {
         return;
     }
     Peer& p = peers_[b.from];
+    if (p.window == 0) return;
     --p.held;
     if (migrate_channel_packet(b.from)) return;
     ++p.unreturned;
-    const int sender_has = config_.credits - p.held - p.unreturned;
-    if (sender_has <= config_.low_water && !p.update_queued) {
+    const int sender_has = p.window - p.held - p.unreturned;
+    if (sender_has <= low_water(p) && !p.update_queued) {
         p.update_queued = true;
         transmit_.push_back({kCreditUpdate, b.from});
     }
@@ -268,7 +316,10 @@ void Nic::maybe_free(BufferId id) {
     Buffer& b = buffers_[id];
     if (b.sends_left != 0 || b.for_host) return;
     release_slot(b);
-    if (id < payloads_.size()) payloads_[id].clear();
+    if (id < payloads_.size()) {
+        payloads_[id].copy.clear();
+        payloads_[id].bytes = {};
+    }
     free_.push_back(id);
 }
 

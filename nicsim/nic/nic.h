@@ -42,9 +42,20 @@ enum class Forwarding {
 };
 
 struct NicConfig {
+    NicConfig() = default;
+    NicConfig(int credits, int low_water, int send_buffers, Forwarding forwarding = Forwarding::fpfs,
+              bool deadlock_recovery = false, double recovery_timeout_us = 0)
+        : credits(credits),
+          low_water(low_water),
+          send_buffers(send_buffers),
+          forwarding(forwarding),
+          deadlock_recovery(deadlock_recovery),
+          recovery_timeout_us(recovery_timeout_us) {}
+
     int credits = 8;       // receive buffers kept for each sender, so each sender's window
-    int low_water = 4;     // a sender left with this many credits is sent an explicit update
-    int send_buffers = 16; // buffers the host fills with packets to send
+    // A sender left with this many credits is sent an explicit update; below 0, half its window.
+    int low_water = 4;
+    int send_buffers = 16; // buffers the host fills with packets to send; 0: no limit
     Forwarding forwarding = Forwarding::fpfs;
     // Deadlock channels and recovery (Bhoedjang et al. §4, nic/deadlock_recovery.h); FPFS only. Off: the
     // basic protocol, deadlock-free only on trees such as binomial ones.
@@ -53,6 +64,16 @@ struct NicConfig {
     // refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no packet leaving it
     // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
     double recovery_timeout_us = 0;
+    // Or each peer's window, by rank, when not empty (then `credits` is not used). A window of 0
+    // turns flow control off with that peer: its transport is its own window (a ring of slots).
+    std::vector<int> peer_credits;
+    // The host takes every packet as it arrives, with no receive buffers to post (a real job's
+    // agent, which places each packet in its collective's buffer).
+    bool host_takes_all = false;
+    // Payloads are not copied: a sent one stays where it is until its packet has left, and a
+    // received one is either done with when on_packet() returns or copied then (a real job's
+    // agent sends from its collectives' buffers, which outlive their packets).
+    bool stable_payloads = false;
 };
 
 struct NicStats {
@@ -85,10 +106,13 @@ public:
     // Multicast packets from `origin` continue from this NIC to `children`, in this order.
     void set_route(Rank origin, std::span<const Rank> children);
 
-    // The host queues one packet: to `dst`, or with kMulticast along this node's own tree.
-    // `again` when no send buffer is free (HostPort::send_space() follows); `protocol` after a
-    // transport error.
+    // The host queues one packet of a message: to `dst`, or with kMulticast along this node's
+    // own tree. `again` when no send buffer is free (HostPort::send_space() follows); `protocol`
+    // after a transport error.
     Status post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload);
+    // The same for a packet of a collective's protocol (a broadcast piece, a barrier token, an
+    // allgather block, a NACK), which keeps its kind and goes to `dst` only.
+    Status send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload = {});
 
     // Send buffers free for the host to fill; wait_for_send_space() asks for a
     // HostPort::send_space() call when one frees up.
@@ -111,6 +135,8 @@ public:
     Status progress();
 
     const NicStats& stats() const { return stats_; }
+    // Packets waiting for the fabric or for a credit.
+    std::size_t queued() const { return transmit_.size() + waiting_; }
     // Credits this NIC holds for sending to `peer`, and the receive buffers of `peer`'s it has
     // released but not yet returned: per pair, the sender's credits plus the receiver's
     // unreturned ones plus what is in flight always equal the window.
@@ -153,6 +179,7 @@ private:
         PeerId channel = kNoChannel;  // sent flagged in this owner's channel; a recovery ack's owner
     };
     struct Peer {
+        int window;  // 0: no flow control with this peer
         int send_credits;
         int held = 0;        // its packets in our receive buffers
         int unreturned = 0;  // released buffers not yet credited back
@@ -167,7 +194,15 @@ private:
         bool complete = false;  // the last packet has arrived
     };
 
-    PeerId peer_id(Rank rank) { return peers_.add(rank, Peer{config_.credits}); }
+    int window_of(Rank rank) const;
+    PeerId peer_id(Rank rank) {
+        const int window = window_of(rank);
+        return peers_.add(rank, Peer{window, window});
+    }
+    int low_water(const Peer& p) const {
+        return config_.low_water >= 0 ? config_.low_water : p.window / 2;
+    }
+    Status queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload);
     std::span<const PeerId> children_of(Rank origin) const;
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
     std::span<const std::byte> payload_of(BufferId buffer) const;
@@ -175,8 +210,8 @@ private:
     void serve_fcfs(FcfsMessage& message, std::span<const PeerId> children);
     void enqueue(BufferId buffer, PeerId dst);
     void unblock(PeerId dst);
-    void deliver_or_keep(BufferId buffer);
-    void hand_to_host(BufferId buffer);
+    Status deliver_or_keep(BufferId buffer);
+    Status hand_to_host(BufferId buffer);
     void release_slot(Buffer& buffer);
     void maybe_free(BufferId buffer);
     Status pump();
@@ -203,6 +238,7 @@ private:
     Fabric& fabric_;
     HostPort& host_;
     NicStats stats_;
+    std::size_t waiting_ = 0;  // descriptors in blocked-sends queues
     Ring<Descriptor, kInlineBuffers> transmit_;
     SmallVector<BufferId, kInlineBuffers> free_;
     Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
@@ -212,7 +248,13 @@ private:
     std::vector<Ring<BufferId>> blocked_;  // by peer, once one has to wait for a credit
     // Payloads by buffer, kept apart from the buffers: the simulator's packets carry none, and
     // without them four buffers share two cache lines. Made for a buffer once it holds one.
-    std::vector<std::vector<std::byte>> payloads_;
+    // `bytes` is the payload: `copy`, or the caller's bytes with stable payloads.
+    struct Payload {
+        std::span<const std::byte> bytes;
+        std::vector<std::byte> copy;
+    };
+    std::vector<Payload> payloads_;
+    void keep_copy(BufferId buffer);
     std::unordered_map<std::uint64_t, FcfsMessage> fcfs_;
     // Deadlock recovery: this NIC's own recovery, the next queue to look at, the other owners'
     // channels through this NIC (by owner's peer index) and the buffers held in them.

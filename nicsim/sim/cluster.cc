@@ -256,9 +256,10 @@ public:
 
     // nic::HostPort: the NIC DMAs the packet into a host buffer; the host has the message tr
     // after its last packet is in.
-    void deliver(const PacketHeader& header, std::span<const std::byte>) override {
+    Status deliver(Rank, const PacketHeader& header, std::span<const std::byte>) override {
         to_host(header, nic_now_);
         reposts_.push_back(bus_free_);  // the host copies the packet out and posts the buffer again
+        return Status::ok;
     }
 
     // The NIC DMAs a unicast packet into host memory from `from` on; returns when the DMA is over.

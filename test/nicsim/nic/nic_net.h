@@ -30,9 +30,10 @@ public:
     Port(Net& net, Rank self) : net_(net), self_(self) {}
     Status transmit(Rank dst, const PacketHeader& header,
                     std::span<const std::byte> payload) override;
-    void deliver(const PacketHeader& header, std::span<const std::byte> payload) override {
+    Status deliver(Rank, const PacketHeader& header, std::span<const std::byte> payload) override {
         got.push_back({header, {payload.begin(), payload.end()}});
         ++consumed;
+        return Status::ok;
     }
     void send_space() override { ++space_calls; }
     void tick_after(double) override { tick_wanted = true; }

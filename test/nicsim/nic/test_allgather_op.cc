@@ -817,19 +817,41 @@ TEST(Agent, PostAllgatherRejectsWhatItCannotRun) {
     EXPECT_EQ(big.recycle(1), Status::invalid);  // not posted yet
 }
 
-TEST(TxQueue, KeepsItsOwnCopyOfAPayloadTheFabricRefused) {
-    Recorder fabric;
-    fabric.answer = Status::again;
-    TxQueue tx(fabric);
-    std::vector<std::byte> payload(3, std::byte{1});
-    PacketHeader h = data_header(0, 0, 0, 0, 3);
-    ASSERT_EQ(tx.send(1, h, payload), Status::ok);
-    EXPECT_EQ(tx.queued(), 1u);
-    payload.assign(3, std::byte{2});
-    fabric.answer = Status::ok;
-    ASSERT_EQ(tx.flush(), Status::ok);
-    ASSERT_EQ(fabric.sent.size(), 1u);
-    EXPECT_EQ(fabric.sent[0].payload, std::vector<std::byte>(3, std::byte{1}));
+// A host that takes every packet, as an agent does.
+class TakingHost final : public HostPort {
+public:
+    Status deliver(Rank, const PacketHeader&, std::span<const std::byte>) override {
+        return Status::ok;
+    }
+    void send_space() override {}
+};
+
+// A packet the fabric refused waits with its own copy of the payload, unless payloads are stable,
+// when it is sent from the caller's bytes as they are then.
+TEST(AgentNic, CopiesAPayloadTheFabricRefusedUnlessPayloadsAreStable) {
+    for (const bool stable : {false, true}) {
+        Recorder fabric;
+        fabric.answer = Status::again;
+        TakingHost host;
+        NicConfig config;
+        config.credits = 0;
+        config.send_buffers = 0;
+        config.host_takes_all = true;
+        config.stable_payloads = stable;
+        Nic nic(0, config, fabric, host);
+        std::vector<std::byte> payload(3, std::byte{1});
+        PacketHeader h = data_header(0, 0, 0, 0, 3);
+        ASSERT_EQ(nic.send(1, h, payload), Status::ok);
+        EXPECT_EQ(nic.queued(), 1u);
+        EXPECT_EQ(nic.progress(), Status::in_progress);
+        payload.assign(3, std::byte{2});
+        fabric.answer = Status::ok;
+        ASSERT_EQ(nic.progress(), Status::ok);
+        EXPECT_EQ(nic.queued(), 0u);
+        ASSERT_EQ(fabric.sent.size(), 1u);
+        EXPECT_EQ(fabric.sent[0].payload, std::vector<std::byte>(3, stable ? std::byte{2} : std::byte{1}));
+        EXPECT_EQ(fabric.sent[0].header.kind, PacketKind::allgather);  // send() keeps the kind
+    }
 }
 
 TEST(Arrivals, CountsNewPacketsAndFindsTheMissingOnes) {
