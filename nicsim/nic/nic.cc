@@ -126,6 +126,27 @@ Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte
         host_waits_for_space_ = true;
         return Status::again;
     }
+    // A packet that may leave now goes straight to the fabric, which copies what it needs: the
+    // send buffer it would take would be free again at once.
+    if (transmit_.empty() && !config_.deadlock_recovery) {
+        const PeerId to = peer_id(dst);
+        Peer& p = peers_[to];
+        if (p.window == 0 || (p.waiting == 0 && p.send_credits > 0)) {
+            PacketHeader h = header;
+            h.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
+            const Status s = fabric_.transmit(dst, h, payload);
+            if (s == Status::ok) {
+                if (p.window > 0) --p.send_credits;
+                p.unreturned -= h.credits;
+                ++stats_.data_sent;
+                if (h.credits != 0) ++stats_.piggybacked;
+                stats_.peak_buffers =
+                    std::max(stats_.peak_buffers, buffers_.size() - free_.size() + 1);
+                return Status::ok;
+            }
+            if (s != Status::again) return error_ = s;
+        }
+    }
     return queue(dst, header, payload);
 }
 
@@ -180,11 +201,19 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
         if (const Status s = on_recovery_ack(from, header.origin); failed(s)) return s;
         break;
     default: {  // data: a host's message, or a packet of a collective's protocol
-        if (p.window > 0) {
-            if (p.held + p.unreturned >= p.window) return Status::protocol;
-            ++p.held;
-        }
+        if (p.window > 0 && p.held + p.unreturned >= p.window) return Status::protocol;
         ++stats_.data_received;
+        if (config_.host_takes_all && header.kind != PacketKind::multicast &&
+            !config_.deadlock_recovery) {
+            // The host takes it at once and the NIC forwards nothing: it needs no buffer here.
+            PacketHeader h = header;
+            h.credits = 0;
+            ++stats_.delivered;
+            delivered = host_.deliver(src, h, payload);
+            if (peers_[from].window > 0) owe_credit(from);  // the host may have added peers
+            break;
+        }
+        if (p.window > 0) ++p.held;
         const BufferId id = hold(header, payload, from);
         buffers_[id].for_host = true;
         if (header.kind == PacketKind::multicast) forward(id, children_of(header.origin));
@@ -304,11 +333,18 @@ void Nic::release_slot(Buffer& b) {
     if (p.window == 0) return;
     --p.held;
     if (migrate_channel_packet(b.from)) return;
+    owe_credit(b.from);
+}
+
+// A receive buffer of `from`'s window is free: its credit goes back on the next packet to
+// `from`, or in an update of its own once `from` is down to the low-water mark.
+void Nic::owe_credit(PeerId from) {
+    Peer& p = peers_[from];
     ++p.unreturned;
     const int sender_has = p.window - p.held - p.unreturned;
     if (sender_has <= low_water(p) && !p.update_queued) {
         p.update_queued = true;
-        transmit_.push_back({kCreditUpdate, b.from});
+        transmit_.push_back({kCreditUpdate, from});
     }
 }
 

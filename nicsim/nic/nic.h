@@ -213,6 +213,7 @@ private:
     Status deliver_or_keep(BufferId buffer);
     Status hand_to_host(BufferId buffer);
     void release_slot(Buffer& buffer);
+    void owe_credit(PeerId from);
     void maybe_free(BufferId buffer);
     Status pump();
 

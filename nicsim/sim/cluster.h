@@ -9,8 +9,8 @@
 //   link ── busy while a packet crosses it; a switch adds its latency to the packet's head
 //   NIC  ── DMA across the I/O bus ──▶ host: tr once the message's last packet is in
 //
-// A node's NIC also runs the engine's collective agent (nic::Agent: barrier and allgather, seed
-// 001) beside the LFC NIC; collective packets skip the LFC queues (Yu et al. §4.3):
+// A node's NIC also runs the engine's collective agent (nic::Agent: barrier and allgather,
+// Yu et al.) beside the LFC NIC; collective packets skip the LFC queues (Yu et al. §4.3):
 //
 //   host ── ts, the request (and, hopping, its own block by DMA) ──▶ agent
 //   agent ── combining: each packet by DMA from host memory; hopping: re-injected from NIC memory

@@ -71,8 +71,8 @@ std::optional<GmNic::Turn> GmNic::next_in_turn(std::size_t& turn, std::uint32_t 
 }
 
 // The DMA engine between host memory and the NIC does one transfer at a time: it fetches the
-// next packet of a connection into a free send buffer (the connections taken in turn, as seed
-// 001 §3 has the NIC take its send queues), or it moves a received packet to the host. When
+// next packet of a connection into a free send buffer (the connections taken in turn, as Yu
+// et al. §3 has the NIC take its send queues), or it moves a received packet to the host. When
 // both wait, it alternates (GM's MCP dispatches "fair" send and receive DMA events), so a
 // received packet never waits behind more than one fetch.
 void GmNic::dma(Time now) {

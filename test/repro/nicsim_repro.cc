@@ -438,7 +438,7 @@ double latency(const std::string& algorithm, Rank nodes, std::uint64_t bytes) {
 }
 
 // Fig. 6-8: 16 nodes, latency by size, and the factor of improvement over host-based.
-void seed001_fig6_to_8() {
+void yu_fig6_to_8() {
     const double rd = latency("rd", 16, 4), ab = latency("ab", 16, 4), hb = latency("host-rd", 16, 4);
     claim("Yu et al. Fig. 6-8 (gm-lanai9, 16 nodes): 4 B, NIC RD fastest, factor over HB",
           "1.54x (issue: >= 1.3x)",
@@ -480,7 +480,7 @@ void seed001_fig6_to_8() {
 }
 
 // Fig. 9: 4 to 1024 nodes, 4 B and 8 KB; the order of the lines at the large end.
-void seed001_fig9() {
+void yu_fig9() {
     for (const std::uint64_t bytes : {std::uint64_t{4}, std::uint64_t{8192}}) {
         const double rd = latency("rd", 1024, bytes);
         const double ab = latency("ab", 1024, bytes);
@@ -500,7 +500,7 @@ void seed001_fig9() {
 // Fig. 10: host CPU time, NIC-based flat, host-based growing. AB's small blocks are the
 // exception the paper notes: they reach the host through the staging buffer, and the host copies
 // them out.
-void seed001_fig10() {
+void yu_fig10() {
     double least = 1e300, most = 0;
     for (const Rank n : {4, 16, 64, 256}) {
         for (const std::uint64_t bytes : {std::uint64_t{4}, std::uint64_t{8192}}) {
@@ -527,7 +527,7 @@ void seed001_fig10() {
 }
 
 // Receiver-driven reliability (Yu et al. §4.3.1).
-void seed001_reliability() {
+void yu_reliability() {
     for (const double loss : {0.01, 0.05}) {
         std::uint64_t nacks = 0, lost = 0;
         for (const char* algorithm : {"rd", "ab"}) {
@@ -594,7 +594,7 @@ std::map<int, int> table1_cell(Rank nodes, double percent, int trials) {
     return depths;
 }
 
-void seed003_examples() {
+void coll_examples() {
     const plan::FatTree net = plan::FatTree::holding(16);
     const std::vector<plan::NodeRange> fig4{{0, 0}, {2, 5}, {7, 15}};
     const auto o = plan::first_backward_overlap(net, std::vector<plan::NodeRange>{{2, 5}, {7, 15}});
@@ -620,7 +620,7 @@ void seed003_examples() {
               plan::forward_overlap_level(d) == 1);
 }
 
-void seed003_table1(bool full) {
+void coll_table1(bool full) {
     for (const Rank nodes : {1024, 2048, 4096}) {
         if (nodes > 1024 && !full) continue;
         for (const double percent : {0.2, 0.4, 0.6, 0.8, 1.0}) {
@@ -651,7 +651,7 @@ void seed003_table1(bool full) {
 
 // §6: greedy as shallow as backtracking; counted over the maps backtracking decides within its
 // budget of recursive calls.
-void seed003_greedy_vs_optimal(bool full) {
+void coll_greedy_vs_optimal(bool full) {
     int decided = 0, same = 0, all = 0, decided_low = 0, same_low = 0;
     const std::vector<Rank> sizes = full ? std::vector<Rank>{16, 64, 256, 1024, 4096} : std::vector<Rank>{16, 64, 256};
     for (const Rank nodes : sizes) {
@@ -699,7 +699,7 @@ sim::HwCollectiveResult hw(bool barrier, const std::string& tree, std::vector<Ra
 }
 
 // Fig. 8-10 on quadrics-elan3, 32 nodes, faulty nodes drawn with a fixed seed.
-void seed003_fig8_to_10() {
+void coll_fig8_to_10() {
     within("Coll et al. Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw(true, "hardware", {}).latency_us, 0.25, "us");
     sim::Rng rng(3, 0x8f);
     double worst = 1e300, hw_most = 0, sw_least = 1e300;
@@ -755,7 +755,7 @@ void cell(const std::string& what, double paper, double ours, const char* unit, 
 // beside n-half. MB is 2^20 bytes here, as in the paper. Rows 1-2 calibrate the preset's LCP
 // costs, row 3 bounds the host's FM_send cost, row 6's t0 less row 4's gives switch()'s cost
 // (model.cc); row 5, the full layer, is the target.
-void seed004_table4(bool full) {
+void pakin_table4(bool full) {
     constexpr double kMiB = 1.048576;
     const int packets = full ? 65535 : 4096;
     struct Config {
@@ -911,15 +911,15 @@ int main(int argc, char** argv) {
     fig5();
     table1_fig6_right();
     fig7_fig8();
-    seed001_fig6_to_8();
-    seed001_fig9();
-    seed001_fig10();
-    seed001_reliability();
-    seed003_examples();
-    seed003_table1(full);
-    seed003_greedy_vs_optimal(full);
-    seed003_fig8_to_10();
-    seed004_table4(full);
+    yu_fig6_to_8();
+    yu_fig9();
+    yu_fig10();
+    yu_reliability();
+    coll_examples();
+    coll_table1(full);
+    coll_greedy_vs_optimal(full);
+    coll_fig8_to_10();
+    pakin_table4(full);
     int failed = 0;
     if (table) {
         std::printf("%-90s | %-28s | %-34s | %s\n", "result", "paper", "ours", "ratio");

@@ -107,6 +107,32 @@ TEST(Nic, ReverseTrafficCarriesCreditsBack) {
     expect_quiescent(net, 4);
 }
 
+// Windows by peer: 0 and 1 lend each other 2 credits, updated at half the window; between 2 and
+// 3 there is no flow control (their transport would be its own window).
+TEST(Nic, KeepsEachPeersOwnWindow) {
+    NicConfig config{0, -1, 64, Forwarding::fpfs};
+    config.peer_credits = {2, 2, 0, 0};
+    Net net(4, config, 1000, 8);
+    post_all(net, 0, 1, 10, 1, 4);
+    post_all(net, 2, 3, 10, 1, 4);
+    EXPECT_EQ(net.nics[2]->queued(), 0u);  // all sent, none waiting for a credit
+    EXPECT_GT(net.nics[0]->queued(), 0u);
+    net.run();
+    EXPECT_EQ(net.ports[1]->got.size(), 10u);
+    EXPECT_EQ(net.ports[3]->got.size(), 10u);
+    EXPECT_GT(net.nics[0]->stats().blocked, 0u);
+    EXPECT_EQ(net.nics[2]->stats().blocked, 0u);
+    EXPECT_EQ(net.nics[3]->stats().credit_packets, 0u);
+    EXPECT_EQ(net.nics[1]->stats().credit_packets, 10u);  // each packet leaves 0 at half of 2
+    EXPECT_EQ(net.nics[0]->send_credits(1) + net.nics[1]->unreturned_credits(0), 2);
+    EXPECT_EQ(net.nics[2]->send_credits(3) + net.nics[3]->unreturned_credits(2), 0);
+    // A peer without a window may not return credits.
+    PacketHeader h;
+    h.kind = PacketKind::credit;
+    h.credits = 1;
+    EXPECT_EQ(net.nics[3]->on_packet(2, h, {}), Status::protocol);
+}
+
 TEST(Nic, RejectsASenderBeyondItsWindow) {
     const NicConfig config{2, 0, 8, Forwarding::fpfs};
     Net net(2, config, 0, 4);
@@ -115,7 +141,10 @@ TEST(Nic, RejectsASenderBeyondItsWindow) {
     EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::ok);
     EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::ok);
     EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::protocol);
-    h.kind = PacketKind::barrier;
+    h.kind = PacketKind::barrier;  // a collective's packet takes a buffer of the window too
+    EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::protocol);
+    h.kind = PacketKind::credit;  // more credits than were lent
+    h.credits = 9;
     EXPECT_EQ(net.nics[1]->on_packet(0, h, {}), Status::protocol);
 }
 

@@ -199,7 +199,7 @@ TEST(BinomialTree, EightNodesAsDrawnInTheHeader) {
     EXPECT_EQ(tree.parent, (std::vector<Rank>{-1, 0, 0, 2, 0, 4, 4, 6}));
 }
 
-TEST(BinomialTree, SixtyOneNodesAsInSeed000) {
+TEST(BinomialTree, SixtyOneNodesAsInBhoedjang) {
     // Bhoedjang et al. §5.2: "only 4 nodes at the last (6th) level and a maximum fanout of 6".
     const Tree tree = binomial_tree(61);
     EXPECT_EQ(level_sizes(tree), (std::vector<int>{1, 6, 15, 20, 15, 4}));
@@ -217,7 +217,7 @@ TEST(BinomialTree, OnePacketTakesCeilLog2StepsOverFloorLog2Levels) {
     }
 }
 
-TEST(BinaryTree, SixtyOneNodesAsInSeed000) {
+TEST(BinaryTree, SixtyOneNodesAsInBhoedjang) {
     // Bhoedjang et al. §5.2: "the binary tree is almost full; it has 6 levels and 30 nodes at the last".
     EXPECT_EQ(level_sizes(binary_tree(61)), (std::vector<int>{1, 2, 4, 8, 16, 30}));
 }
@@ -361,7 +361,7 @@ TEST(KbinomialTree, OptimalKIsTheFastestOfAllK) {
     }
 }
 
-TEST(TreeSteps, Seed002WorkedExamples) {
+TEST(TreeSteps, KesavanPandaWorkedExamples) {
     // Fig. 5: 3 packets to 3 destinations, 6 steps over the binomial tree and 5 over the chain.
     EXPECT_EQ(fpfs_steps(binomial_tree(4), 3), 6);
     EXPECT_EQ(fpfs_steps(chain_tree(4), 3), 5);
