@@ -183,8 +183,8 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
         // A real job cannot drop a packet and ask for it again: keep every early one. Its
         // collectives keep their buffers until they complete, so payloads are sent in place.
         agent.channels.unbounded = true;
-        agent.stable_payloads = true;
-        agent.credits = config->credits;
+        agent.nic.stable_payloads = true;
+        agent.nic.credits = config->credits;
         if (config->peer_credits != nullptr) {
             agent.peer_credits.assign(config->peer_credits, config->peer_credits + size);
         }

@@ -11,41 +11,37 @@ namespace nicsim::nic {
 
 namespace {
 
-// The agent's NIC: LFC's, with what a collective's host offers. Payloads lie in the collectives'
-// buffers, which the host fills and reads as packets come (no receive buffers to post, no limit
-// on send buffers); credit updates go at half a window.
-NicConfig nic_config(Rank size, const AgentConfig& config) {
-    if (!config.peer_credits.empty() &&
-        config.peer_credits.size() != static_cast<std::size_t>(size)) {
+std::vector<int> checked(Rank size, std::vector<int> peer_credits) {
+    if (!peer_credits.empty() && peer_credits.size() != static_cast<std::size_t>(size)) {
         throw std::invalid_argument("peer_credits does not name every rank of the group");
     }
-    NicConfig nic;
-    nic.credits = config.credits;
-    nic.peer_credits = config.peer_credits;
-    nic.low_water = -1;
-    nic.send_buffers = 0;
-    nic.host_takes_all = true;
-    nic.stable_payloads = config.stable_payloads;
-    return nic;
+    return peer_credits;
 }
 
 }  // namespace
 
 Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
-    : rank_(rank),
+    : Agent(rank, size, nullptr, &fabric, std::move(config)) {}
+
+Agent::Agent(Rank rank, Rank size, Nic& nic, AgentConfig config)
+    : Agent(rank, size, &nic, nullptr, std::move(config)) {}
+
+Agent::Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config)
+    : own_nic_(nic != nullptr ? std::nullopt
+                              : std::optional<Nic>(std::in_place, rank, config.nic, *fabric, host_,
+                                                   checked(size, std::move(config.peer_credits)))),
+      nic_(nic != nullptr ? *nic : *own_nic_),
+      rank_(rank),
       size_(size),
       order_(std::move(config.order)),
       node_of_(std::move(config.node_of)),
-      nic_(rank, nic_config(size, config), fabric, host_),
       channels_(config.channels),
       idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
-    if (order_.empty()) {
-        order_.resize(size);
-        std::iota(order_.begin(), order_.end(), 0);
-    }
+    nic_.attach(&host_);
     if (!node_of_.empty() && node_of_.size() != static_cast<std::size_t>(size)) {
         throw std::invalid_argument("node_of does not name every rank's node");
     }
+    if (order_.empty()) return;  // rank order, made when a plan needs it (order())
     std::vector<Rank> sorted = order_;
     std::sort(sorted.begin(), sorted.end());
     for (Rank i = 0; i < size; ++i) {
@@ -55,10 +51,21 @@ Agent::Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config)
     }
 }
 
+Agent::~Agent() {
+    nic_.attach(nullptr);
+}
+
+std::vector<Rank> Agent::order() const {
+    if (!order_.empty()) return order_;
+    std::vector<Rank> ranks(static_cast<std::size_t>(size_));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    return ranks;
+}
+
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     const auto* steps = barrier_schedules_.get(algorithm, [&] {
         return node_of_.empty() ? algorithm.plan(rank_, size_)
-                                : plan::node_barrier(algorithm, rank_, order_, node_of_);
+                                : plan::node_barrier(algorithm, rank_, order(), node_of_);
     });
     if (steps == nullptr) return Status::invalid;
     return start(make_op<BarrierOp>(next_seq_, *steps, nic_), seq);
@@ -74,8 +81,9 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
         // The locality order with the root moved to the front, laid along the tree's pre-order:
         // the root at position 0, and every subtree a run of that order; over nodes, when known,
         // a tree of such trees.
+        const std::vector<Rank> ranks = order();
         std::vector<Rank> local{root};
-        std::copy_if(order_.begin(), order_.end(), std::back_inserter(local),
+        std::copy_if(ranks.begin(), ranks.end(), std::back_inserter(local),
                      [root](Rank r) { return r != root; });
         it = trees_
                  .emplace(key, node_of_.empty()
@@ -115,7 +123,7 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
     }
     const auto* steps = allgather_schedules_.get(algorithm, [&] {
         return node_of_.empty() ? algorithm.plan(rank_, size_)
-                                : plan::node_allgather(algorithm, rank_, order_, node_of_);
+                                : plan::node_allgather(algorithm, rank_, order(), node_of_);
     });
     if (steps == nullptr) return Status::invalid;
     if (idle_allgather_ && idle_allgather_->reuse(next_seq_, algorithm.combines, *steps,
@@ -203,6 +211,7 @@ Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::by
     if (slot == nullptr) return keep_early(src, header, payload);
     return feed(*slot, src, header, payload);
 }
+
 
 Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (!is_future(header.seq)) return Status::protocol;  // its collective is long over

@@ -24,14 +24,14 @@ namespace nicsim::nic {
 
 struct AgentConfig {
     ChannelConfig channels;  // where packets of collectives not yet posted are kept
-    int credits = 0;         // flow-control window per peer (nic.h); 0: none
-    // Or each peer's window, by rank (0 for a peer whose transport is its own window): when not
-    // empty, it holds `size` entries and `credits` is not used.
-    std::vector<int> peer_credits;
-    // Payloads stay in their collectives' buffers until the collective completes, so queued
-    // packets need no copy (NicConfig::stable_payloads). A real job's collectives do; the
+    // The agent's own NIC (nic.h), which every packet comes and goes through. Its credits are
+    // the flow-control window with every peer. A real job's collectives keep their payloads in
+    // their buffers until they complete, so queued packets need no copy (stable_payloads); the
     // simulator's resend after completion, so it copies.
-    bool stable_payloads = false;
+    NicConfig nic = NicConfig::real_job();
+    // Or each peer's window, by rank (0 for a peer whose transport is its own window): when not
+    // empty, it holds `size` entries and nic.credits is not used.
+    std::vector<int> peer_credits;
     // The group's ranks in locality order (ranks close in the machine next to each other), or
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
@@ -73,7 +73,13 @@ class Agent {
 public:
     // invalid_argument when config.order is not a permutation of 0..size-1, or peer_credits or
     // node_of is neither empty nor `size` long.
+    // On a NIC of its own over `fabric` (a real job's), made from config.nic and
+    // config.peer_credits...
     Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config = {});
+    // ...or on the driver's NIC, which also carries its host's messages (the modeled network's
+    // node); config.nic and config.peer_credits do not apply. `nic` outlives the agent.
+    Agent(Rank rank, Rank size, Nic& nic, AgentConfig config = {});
+    ~Agent();
     // Collectives in flight hold references into the agent: it stays where it was made.
     Agent(const Agent&) = delete;
     Agent& operator=(const Agent&) = delete;
@@ -136,6 +142,7 @@ public:
     Status recycle(Seq seq);
 
     Rank size() const { return size_; }
+    const Nic& nic() const { return nic_; }
 
     // Collectives posted and not yet forgotten, and packets kept for collectives not yet posted.
     std::size_t active() const { return live_; }
@@ -174,15 +181,19 @@ private:
         Channels::Slice payload;
     };
 
-    // The NIC hands this host every packet as it arrives.
+    // The NIC hands this host the collectives' packets as they arrive, and, on the agent's own
+    // NIC, host messages, which break the protocol there.
     class Host final : public HostPort {
     public:
         explicit Host(Agent& agent) : agent_(agent) {}
         Status deliver(Rank src, const PacketHeader& header,
                        std::span<const std::byte> payload) override {
+            if (header.kind == PacketKind::unicast || header.kind == PacketKind::multicast) {
+                return Status::protocol;
+            }
             return agent_.take(src, header, payload);
         }
-        void send_space() override {}  // the agent's NIC has no limit on send buffers
+        void send_space() override {}
 
     private:
         Agent& agent_;
@@ -199,13 +210,18 @@ private:
                 std::span<const std::byte> payload);
     void settle(Seq seq, Slot& slot, Status s);
     bool is_future(Seq seq) const;
+    // The group's ranks in locality order.
+    std::vector<Rank> order() const;
 
+    Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config);
+
+    Host host_{*this};
+    std::optional<Nic> own_nic_;  // when the agent has a NIC of its own
+    Nic& nic_;
     Rank rank_;
     Rank size_;
-    std::vector<Rank> order_;
+    std::vector<Rank> order_;  // empty: rank order
     std::vector<int> node_of_;
-    Host host_{*this};
-    Nic nic_;
     Channels channels_;
     CollectiveStats stats_;
     Seq next_seq_ = 0;

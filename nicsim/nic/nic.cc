@@ -13,18 +13,25 @@ std::uint64_t message_key(Rank origin, Seq seq) {
 
 }  // namespace
 
-Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host)
+Nic::Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host,
+         std::vector<int> peer_credits)
     : rank_(rank),
       config_(config),
       send_buffers_free_(config.send_buffers > 0 ? config.send_buffers
                                                  : std::numeric_limits<int>::max()),
       fabric_(fabric),
-      host_(host) {}
+      host_(host),
+      peer_credits_(std::move(peer_credits)) {}
+
+Nic::PeerId Nic::add_peer(Rank rank) {
+    const int window = window_of(rank);
+    return peers_.add(rank, Peer{window, 0, 0, 0, static_cast<std::uint16_t>(window), false});
+}
 
 int Nic::window_of(Rank rank) const {
-    if (config_.peer_credits.empty()) return config_.credits;
-    return rank >= 0 && static_cast<std::size_t>(rank) < config_.peer_credits.size()
-               ? config_.peer_credits[static_cast<std::size_t>(rank)]
+    if (peer_credits_.empty()) return config_.credits;
+    return rank >= 0 && static_cast<std::size_t>(rank) < peer_credits_.size()
+               ? peer_credits_[static_cast<std::size_t>(rank)]
                : 0;
 }
 
@@ -117,15 +124,12 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
     } else {
         header.kind = PacketKind::unicast;
     }
-    return queue(dst, header, payload);
+    --send_buffers_free_;
+    return queue(dst, header, payload, kFromHost);
 }
 
 Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
-    if (send_buffers_free_ == 0) {
-        host_waits_for_space_ = true;
-        return Status::again;
-    }
     // A packet that may leave now goes straight to the fabric, which copies what it needs: the
     // send buffer it would take would be free again at once.
     if (transmit_.empty() && !config_.deadlock_recovery) {
@@ -147,12 +151,12 @@ Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte
             if (s != Status::again) return error_ = s;
         }
     }
-    return queue(dst, header, payload);
+    return queue(dst, header, payload, kFromCollective);
 }
 
-Status Nic::queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
-    --send_buffers_free_;
-    const BufferId id = hold(header, payload, kFromHost);
+Status Nic::queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
+                  PeerId from) {
+    const BufferId id = hold(header, payload, from);
     if (dst == kMulticast) {
         forward(id, children_of(rank_));
     } else {
@@ -203,13 +207,13 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     default: {  // data: a host's message, or a packet of a collective's protocol
         if (p.window > 0 && p.held + p.unreturned >= p.window) return Status::protocol;
         ++stats_.data_received;
-        if (config_.host_takes_all && header.kind != PacketKind::multicast &&
+        if (taken_at_once(header.kind) && header.kind != PacketKind::multicast &&
             !config_.deadlock_recovery) {
             // The host takes it at once and the NIC forwards nothing: it needs no buffer here.
             PacketHeader h = header;
             h.credits = 0;
             ++stats_.delivered;
-            delivered = host_.deliver(src, h, payload);
+            delivered = port(header.kind).deliver(src, h, payload);
             if (peers_[from].window > 0) owe_credit(from);  // the host may have added peers
             break;
         }
@@ -284,7 +288,7 @@ void Nic::unblock(PeerId dst) {
 }
 
 Status Nic::deliver_or_keep(BufferId id) {
-    if (config_.host_takes_all) return hand_to_host(id);
+    if (taken_at_once(buffers_[id].header.kind)) return hand_to_host(id);
     if (!to_host_.empty() || host_buffers_ == 0) {
         to_host_.push_back(id);  // the host has no buffer: the packet waits, holding its credit
         return Status::ok;
@@ -297,7 +301,7 @@ Status Nic::hand_to_host(BufferId id) {
     const PacketHeader header = buffers_[id].header;
     const PeerId from = buffers_[id].from;
     // The host may send from here, which may move buffers_.
-    const Status s = host_.deliver(peers_.keys()[from], header, payload_of(id));
+    const Status s = port(header.kind).deliver(peers_.keys()[from], header, payload_of(id));
     ++stats_.delivered;
     Buffer& b = buffers_[id];
     b.for_host = false;
@@ -321,6 +325,7 @@ void Nic::release_slot(Buffer& b) {
         }
         return;
     }
+    if (b.from == kFromCollective) return;
     if (b.channel != kNoChannel) {  // a deadlock buffer: no window's, no credit to return
         const PeerId owner = b.channel;
         b.channel = kNoChannel;

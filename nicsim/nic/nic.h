@@ -60,20 +60,27 @@ struct NicConfig {
     // Deadlock channels and recovery (Bhoedjang et al. §4, nic/deadlock_recovery.h); FPFS only. Off: the
     // basic protocol, deadlock-free only on trees such as binomial ones.
     bool deadlock_recovery = false;
-    // 0: a blocked-sends queue signals deadlock at once (Bhoedjang et al. §4.1). > 0: the timeout-based
-    // refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no packet leaving it
-    // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
-    double recovery_timeout_us = 0;
-    // Or each peer's window, by rank, when not empty (then `credits` is not used). A window of 0
-    // turns flow control off with that peer: its transport is its own window (a ring of slots).
-    std::vector<int> peer_credits;
     // The host takes every packet as it arrives, with no receive buffers to post (a real job's
-    // agent, which places each packet in its collective's buffer).
+    // agent, which places each packet in its collective's buffer). Without it, only a host
+    // message (a unicast or multicast packet) waits for one: the packets of the agent's
+    // collectives never do.
     bool host_takes_all = false;
     // Payloads are not copied: a sent one stays where it is until its packet has left, and a
     // received one is either done with when on_packet() returns or copied then (a real job's
     // agent sends from its collectives' buffers, which outlive their packets).
     bool stable_payloads = false;
+    // 0: a blocked-sends queue signals deadlock at once (Bhoedjang et al. §4.1). > 0: the timeout-based
+    // refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no packet leaving it
+    // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
+    double recovery_timeout_us = 0;
+
+    // A real job's NIC: no flow control until a window is set, credit updates at half a window,
+    // no limit on send buffers (payloads stay in the host's), every packet taken as it arrives.
+    static NicConfig real_job() {
+        NicConfig c(0, -1, 0);
+        c.host_takes_all = true;
+        return c;
+    }
 };
 
 struct NicStats {
@@ -99,7 +106,15 @@ class Nic {
 public:
     static constexpr Rank kMulticast = -1;
 
-    Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host);
+    // `peer_credits`, when not empty, holds each peer's window by rank instead of
+    // config.credits. A window of 0 turns flow control off with that peer: its transport is its
+    // own window (a ring of slots).
+    Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host,
+        std::vector<int> peer_credits = {});
+
+    // The collective agent running on this NIC takes its collectives' packets (every kind but a
+    // host message's) from now on, or, with null, the host again.
+    void attach(HostPort* agent) { agent_ = agent; }
     Nic(const Nic&) = delete;
     Nic& operator=(const Nic&) = delete;
 
@@ -111,7 +126,8 @@ public:
     // after a transport error.
     Status post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload);
     // The same for a packet of a collective's protocol (a broadcast piece, a barrier token, an
-    // allgather block, a NACK), which keeps its kind and goes to `dst` only.
+    // allgather block, a NACK), which keeps its kind and goes to `dst` only. It is sent from the
+    // collective's buffer and claims no send buffer (Yu et al. §4.3).
     Status send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload = {});
 
     // Send buffers free for the host to fill; wait_for_send_space() asks for a
@@ -142,6 +158,8 @@ public:
     // unreturned ones plus what is in flight always equal the window.
     int send_credits(Rank peer) const;
     int unreturned_credits(Rank peer) const;
+    // The flow-control window with `peer` (0: none).
+    int window(Rank peer) const { return window_of(peer); }
     // Nothing held, queued or blocked: every buffer is free.
     bool idle() const;
     bool waiting_for_host_buffers() const { return !to_host_.empty(); }
@@ -155,7 +173,8 @@ private:
     using PeerId = std::uint32_t;  // a peer's index in peers_, kept instead of its rank
     static constexpr BufferId kCreditUpdate = ~BufferId{0};  // a descriptor for a credit packet
     static constexpr BufferId kRecoveryAck = ~BufferId{0} - 1;  // ...for a recovery ack
-    static constexpr PeerId kFromHost = ~PeerId{0};
+    static constexpr PeerId kFromHost = ~PeerId{0};        // a host message's, in a send buffer
+    static constexpr PeerId kFromCollective = ~PeerId{0} - 1;  // sent from a collective's buffer
     static constexpr PeerId kNoChannel = ~PeerId{0};
     static constexpr PeerId kOwnChannel = ~PeerId{0} - 1;  // this NIC's own channel
     // What a NIC keeps inline (core/small_vector.h), enough for a node of a tree or chain:
@@ -167,7 +186,7 @@ private:
 
     struct Buffer {
         PacketHeader header;
-        PeerId from = kFromHost;   // the sender whose window it belongs to, or the host
+        PeerId from = kFromHost;   // the sender whose window it belongs to, or kFrom...
         int sends_left = 0;        // destinations it still has to reach
         bool for_host = false;     // still to be delivered to the host
         bool slot_held = false;    // still holds a send buffer, or a credit of its sender's
@@ -179,11 +198,11 @@ private:
         PeerId channel = kNoChannel;  // sent flagged in this owner's channel; a recovery ack's owner
     };
     struct Peer {
-        int window;  // 0: no flow control with this peer
         int send_credits;
         int held = 0;        // its packets in our receive buffers
         int unreturned = 0;  // released buffers not yet credited back
         int waiting = 0;     // its packets in blocked_, waiting for a credit
+        std::uint16_t window;  // 0: no flow control with this peer (headers carry 16-bit credits)
         bool update_queued = false;
     };
     // FCFS keeps a message's packets until its last child has them.
@@ -195,14 +214,28 @@ private:
     };
 
     int window_of(Rank rank) const;
-    PeerId peer_id(Rank rank) {
-        const int window = window_of(rank);
-        return peers_.add(rank, Peer{window, window});
+    // Whether the host takes a packet of this kind as it arrives: every kind but a host
+    // message's (unicast, multicast) belongs to the agent's collectives, which always do.
+    static bool is_message(PacketKind kind) {
+        return kind == PacketKind::unicast || kind == PacketKind::multicast;
     }
+    bool taken_at_once(PacketKind kind) const {
+        return config_.host_takes_all || !is_message(kind);
+    }
+    // Who takes a packet of this kind.
+    HostPort& port(PacketKind kind) const {
+        return agent_ != nullptr && !is_message(kind) ? *agent_ : host_;
+    }
+    PeerId peer_id(Rank rank) {
+        const std::uint32_t i = peers_.index(rank);
+        return i != RankMap<Peer, kInlinePeers>::kAbsent ? i : add_peer(rank);
+    }
+    PeerId add_peer(Rank rank);
     int low_water(const Peer& p) const {
         return config_.low_water >= 0 ? config_.low_water : p.window / 2;
     }
-    Status queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload);
+    Status queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
+                 PeerId from);
     std::span<const PeerId> children_of(Rank origin) const;
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
     std::span<const std::byte> payload_of(BufferId buffer) const;
@@ -235,11 +268,12 @@ private:
     Status error_ = Status::ok;
     int send_buffers_free_;
     int host_buffers_ = 0;
+    std::uint32_t waiting_ = 0;  // descriptors in blocked-sends queues
     bool host_waits_for_space_ = false;
     Fabric& fabric_;
     HostPort& host_;
+    HostPort* agent_ = nullptr;
     NicStats stats_;
-    std::size_t waiting_ = 0;  // descriptors in blocked-sends queues
     Ring<Descriptor, kInlineBuffers> transmit_;
     SmallVector<BufferId, kInlineBuffers> free_;
     Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
@@ -272,6 +306,7 @@ private:
         bool suspected = false;
     };
     std::vector<QueueWatch> watch_;
+    std::vector<int> peer_credits_;  // read once per peer: kept out of the hot lines
     bool tick_pending_ = false;
     void ask_for_tick();
 };

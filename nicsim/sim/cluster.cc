@@ -51,13 +51,12 @@ class Cluster::Node final : public EventHandler,
                             public nic::HostPort,
                             public GmNode {
 public:
-    Node(Cluster& cluster, Rank rank, const nic::NicConfig& config)
-        : c_(cluster), rank_(rank), nic_(rank, config, *this, *this) {
-        nic_.post_host_buffers(c_.model_.host_buffers);
+    Node(Cluster& cluster, Rank rank, const nic::NicConfig& config) : c_(cluster), rank_(rank) {
+        make_nic(config);
         if (c_.model_.p2p_flow == "gm") gm_.emplace(c_.model_, rank_, *this);
     }
 
-    nic::Nic& nic() { return nic_; }
+    nic::Nic& nic() { return *nic_; }
     const std::vector<Receipt>& receipts() const { return receipts_; }
     Time last_post() const { return last_post_; }
     bool host_idle() const {
@@ -71,10 +70,14 @@ public:
 
     // Collectives ------------------------------------------------------------------------------
 
-    void enable_collectives(const nic::ChannelConfig& channels) {
-        nic::AgentConfig config;
-        config.channels = channels;
-        coll().agent = std::make_unique<nic::Agent>(rank_, c_.size(), *this, std::move(config));
+    // Before anything is sent: the NIC anew, as `config` sets it up, with the collective
+    // agent on it.
+    void enable_collectives(const nic::NicConfig& config, const nic::ChannelConfig& channels) {
+        coll().agent.reset();
+        make_nic(config);
+        nic::AgentConfig agent;
+        agent.channels = channels;
+        coll_->agent = std::make_unique<nic::Agent>(rank_, c_.topology_.nodes(), *nic_, agent);
     }
 
     // The host posts a NIC-based collective: ts, then the request crosses the I/O bus; a hopping
@@ -152,7 +155,7 @@ public:
             const bool ahead = receive(now);
             repost_host_buffers();
             send_ahead_ = ahead;
-            check(nic_.on_packet(f.src, f.header, {}), "a packet from node", f.src);
+            check(nic_->on_packet(f.src, f.header, {}), "a packet from node", f.src);
             send_ahead_ = false;
             break;
         }
@@ -165,7 +168,7 @@ public:
             posting_.pop_front();
             nic_now_ = std::max(now, nic_free_);
             repost_host_buffers();
-            check(nic_.post_send(p.dst, p.header, {}), "its host's packet to node", p.dst);
+            check(nic_->post_send(p.dst, p.header, {}), "its host's packet to node", p.dst);
             break;
         }
         case kWake:
@@ -177,11 +180,12 @@ public:
             free_scheduled_ = false;
             nic_now_ = now;
             repost_host_buffers();
-            if (coll_ && coll_->agent) {  // collective packets first (Yu et al. §4.3)
-                check(coll_->agent->progress(), "its collective queue at node", rank_);
+            if (coll_ && coll_->agent) {  // the agent's progress also settles its collectives
+                check(coll_->agent->progress(), "its transmit queue at node", rank_);
                 check_collective_done();
+            } else {
+                check(nic_->progress(), "its transmit queue at node", rank_);
             }
-            check(nic_.progress(), "its transmit queue at node", rank_);
             if (gm_) gm_->pump();
             break;
         case kCollPost:
@@ -194,14 +198,14 @@ public:
             break;
         case kTick:
             nic_now_ = std::max(now, nic_free_);
-            check(nic_.on_tick(), "its deadlock-detection tick at node", rank_);
+            check(nic_->on_tick(), "its deadlock-detection tick at node", rank_);
             break;
         case kGm:
             gm_->on_event(static_cast<GmEvent>(arg >> kGmEventShift),
                           arg & ((1u << kGmEventShift) - 1), now);
             break;
         }
-        if (nic_.waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
+        if (nic_->waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
             wake_scheduled_ = true;
             c_.sim_.schedule(std::max(reposts_.front(), now), *this, kWake);
         }
@@ -507,9 +511,9 @@ private:
             outgoing_.pop_front();
             return later(now);
         }
-        if (nic_.free_send_buffers() - static_cast<int>(posting_.size()) <= 0) {
+        if (nic_->free_send_buffers() - static_cast<int>(posting_.size()) <= 0) {
             waiting_for_space_ = true;
-            nic_.wait_for_send_space();
+            nic_->wait_for_send_space();
             return;
         }
         const std::uint64_t mtu = static_cast<std::uint64_t>(c_.model_.mtu);
@@ -560,7 +564,7 @@ private:
             reposts_.pop_front();
             ++n;
         }
-        if (n != 0) nic_.post_host_buffers(n);
+        if (n != 0) nic_->post_host_buffers(n);
     }
 
     std::uint64_t message_bytes(const PacketHeader& last) const {
@@ -634,7 +638,14 @@ private:
     Ring<Time, kInlineReposts> reposts_;        // when host buffers become free again
     RankMap<Expect, 1> expected_;               // the next packet from each origin
     RankMap<Path, kInlineDestinations> paths_;  // by destination
-    nic::Nic nic_;
+    // The node's NIC: LFC's, through which the host's messages and the collective agent's
+    // packets go (this node is the host, and the fabric).
+    std::optional<nic::Nic> nic_;
+    void make_nic(const nic::NicConfig& config) {
+        nic_.reset();
+        nic_.emplace(rank_, config, *this, *this);
+        nic_->post_host_buffers(c_.model_.host_buffers);
+    }
 
     const Time ts_ = from_us(c_.model_.ts);
     const Time tr_ = from_us(c_.model_.tr);
@@ -687,8 +698,9 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
       trace_(trace),
       switch_hop_(from_us(model.switch_latency)),
       link_free_(topology_.links(), 0) {
-    const nic::NicConfig config{model.credits, model.low_water, model.send_buffers, forwarding,
-                                model.deadlock_recovery != 0, model.recovery_timeout};
+    nic_config_ = nic::NicConfig{model.credits,    model.low_water,
+                                 model.send_buffers, forwarding,
+                                 model.deadlock_recovery != 0, model.recovery_timeout};
     // In a pipelined run every node is busy, so consecutive events are at different nodes, whose
     // state is rarely still in cache: have the next one's on its way while an event runs. Only
     // its first lines (the node's clocks and queues, the NIC's counters and queues): prefetching
@@ -697,7 +709,7 @@ Cluster::Cluster(const Model& model, Topology topology, nic::Forwarding forwardi
     sim_.set_prefetch_bytes(std::min<std::size_t>(sizeof(Node), kPrefetchBytes));
     nodes_.reserve(static_cast<std::size_t>(topology_.nodes()));
     for (Rank r = 0; r < topology_.nodes(); ++r) {
-        nodes_.push_back(std::make_unique<Node>(*this, r, config));
+        nodes_.push_back(std::make_unique<Node>(*this, r, nic_config_));
     }
 }
 
@@ -726,7 +738,11 @@ Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
 void Cluster::enable_collectives(const CollectiveOptions& options) {
     collectives_ = options;
     loss_rng_ = Rng(model_.seed, 0x1055);
-    for (auto& node : nodes_) node->enable_collectives(options.channels);
+    // Flow control as in real jobs, unless the network loses packets: a lost packet would take
+    // its credit with it (LFC's links are reliable; Yu et al. recover by NACKs instead).
+    nic::NicConfig nic = nic_config_;
+    if (options.loss > 0) nic.credits = 0;
+    for (auto& node : nodes_) node->enable_collectives(nic, options.channels);
 }
 
 void Cluster::post_barrier(Rank node, const plan::BarrierAlgorithm& algorithm, Time at) {
@@ -837,10 +853,10 @@ bool Cluster::check_quiescent(std::string* why) const {
         }
         for (const Rank p : n.peers()) {
             const int sum = n.send_credits(p) + nodes_[p]->nic().unreturned_credits(r);
-            if (sum != model_.credits) {
+            if (sum != n.window(p)) {
                 *why = "credits from node " + std::to_string(r) + " to node " +
                        std::to_string(p) + " add up to " + std::to_string(sum) + ", not " +
-                       std::to_string(model_.credits);
+                       std::to_string(n.window(p));
                 return false;
             }
         }

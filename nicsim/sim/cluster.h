@@ -10,7 +10,9 @@
 //   NIC  ── DMA across the I/O bus ──▶ host: tr once the message's last packet is in
 //
 // A node's NIC also runs the engine's collective agent (nic::Agent: barrier and allgather,
-// Yu et al.) beside the LFC NIC; collective packets skip the LFC queues (Yu et al. §4.3):
+// Yu et al.), as in a real job: the agent's packets go through the same NIC, with LFC's credits
+// (off when the network loses packets), but claim no send buffer and never wait for a host
+// buffer (Yu et al. §4.3):
 //
 //   host ── ts, the request (and, hopping, its own block by DMA) ──▶ agent
 //   agent ── combining: each packet by DMA from host memory; hopping: re-injected from NIC memory
@@ -171,6 +173,7 @@ private:
     std::vector<std::vector<std::byte>> flight_payloads_;  // by flight, with payloads only
     std::vector<std::uint32_t> free_flights_;
     std::string error_;
+    nic::NicConfig nic_config_;  // every node's NIC, as the model sets it up
     CollectiveOptions collectives_;
     Rng loss_rng_{1};
     std::uint64_t collective_packets_ = 0;  // sent by agents

@@ -135,7 +135,7 @@ TEST(Fuzz, AgentAnswersEveryPacketWithAStatus) {
         // (one with a window of credits), then a burst of packets from its peers.
         SinkFabric fabric;
         nic::AgentConfig config;
-        config.credits = rounds % 2 ? 2 : 0;
+        config.nic.credits = rounds % 2 ? 2 : 0;
         nic::Agent agent(1, kSize, fabric, config);
         std::vector<std::byte> message(5000), result(kSize * 700), small(kSize * 40);
         std::vector<std::byte> message2(300);

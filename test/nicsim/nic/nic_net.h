@@ -55,12 +55,14 @@ class Net {
 public:
     // With `ticks`, time passes too: the ticks the NICs ask for come now and then (one step in
     // eight) or when nothing else moves.
+    // `peer_credits`: every NIC's windows by peer (Nic's constructor), or empty.
     Net(Rank size, const NicConfig& config, int host_buffers, std::uint64_t seed,
-        bool ticks = false)
+        bool ticks = false, const std::vector<int>& peer_credits = {})
         : rng_(seed), ticks_(ticks) {
         for (Rank r = 0; r < size; ++r) {
             ports.push_back(std::make_unique<Port>(*this, r));
-            nics.push_back(std::make_unique<Nic>(r, config, *ports.back(), *ports.back()));
+            nics.push_back(std::make_unique<Nic>(r, config, *ports.back(), *ports.back(),
+                                                 peer_credits));
             nics.back()->post_host_buffers(host_buffers);
         }
     }

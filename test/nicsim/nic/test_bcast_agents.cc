@@ -129,7 +129,7 @@ TEST(BcastAgents, EveryRankGetsEveryByteWithAnyCreditsAndInterleaving) {
         for (Rank r = 0; r < size; ++r) {
             AgentConfig config;
             config.channels.unbounded = true;
-            config.credits = credits;
+            config.nic.credits = credits;
             for (Rank p = 0; mixed && p < size; ++p) config.peer_credits.push_back(window_between(r, p));
             // A locality order that is not rank order.
             for (Rank p = 0; p < size; ++p) config.order.push_back((p * 5 + 3) % size);

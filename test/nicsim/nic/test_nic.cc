@@ -110,9 +110,8 @@ TEST(Nic, ReverseTrafficCarriesCreditsBack) {
 // Windows by peer: 0 and 1 lend each other 2 credits, updated at half the window; between 2 and
 // 3 there is no flow control (their transport would be its own window).
 TEST(Nic, KeepsEachPeersOwnWindow) {
-    NicConfig config{0, -1, 64, Forwarding::fpfs};
-    config.peer_credits = {2, 2, 0, 0};
-    Net net(4, config, 1000, 8);
+    const NicConfig config{0, -1, 64, Forwarding::fpfs};
+    Net net(4, config, 1000, 8, false, {2, 2, 0, 0});
     post_all(net, 0, 1, 10, 1, 4);
     post_all(net, 2, 3, 10, 1, 4);
     EXPECT_EQ(net.nics[2]->queued(), 0u);  // all sent, none waiting for a credit
