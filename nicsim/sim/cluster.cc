@@ -155,6 +155,7 @@ public:
             const bool ahead = receive(now);
             repost_host_buffers();
             send_ahead_ = ahead;
+            log(AgentEvent::deliver, f.src, f.header);
             check(nic_->on_packet(f.src, f.header, {}), "a packet from node", f.src);
             send_ahead_ = false;
             break;
@@ -181,6 +182,7 @@ public:
             nic_now_ = now;
             repost_host_buffers();
             if (coll_ && coll_->agent) {  // the agent's progress also settles its collectives
+                log(AgentEvent::progress);
                 check(coll_->agent->progress(), "its transmit queue at node", rank_);
                 check_collective_done();
             } else {
@@ -217,7 +219,17 @@ public:
     // it really leaves, so it never holds a link ahead of packets that get there first.
     Status transmit(Rank dst, const PacketHeader& header,
                     std::span<const std::byte> payload) override {
-        return send_packet(dst, header, payload, GmTag{});
+        const Status s = send_packet(dst, header, payload, GmTag{});
+        if (c_.collectives_.log != nullptr) log(AgentEvent::transmit, dst, header, s);
+        return s;
+    }
+
+    void log(AgentEvent::Kind kind, Rank peer = 0, const PacketHeader& header = {},
+             Status answer = Status::ok) {
+        if (c_.collectives_.log != nullptr) {
+            (*c_.collectives_.log)[static_cast<std::size_t>(rank_)].push_back(
+                {kind, peer, header, answer});
+        }
     }
 
     Status send_packet(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
@@ -365,12 +377,14 @@ private:
         coll_->silent_timeouts = 0;
         if (f.header.kind == PacketKind::allgather) to_host(f.header.payload_bytes);
         send_ahead_ = ahead;
+        log(AgentEvent::deliver, f.src, f.header);
         check(coll_->agent->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
         send_ahead_ = false;
         check_collective_done();
     }
 
     void start_collective(Time now) {
+        log(AgentEvent::post);
         Status s;
         if (coll_->barrier != nullptr) {
             s = coll_->agent->post_barrier(*coll_->barrier, &coll_->seq);
@@ -415,6 +429,7 @@ private:
                 return;
             }
             nic_now_ = std::max(now, nic_free_);
+            log(AgentEvent::timeout);
             check(coll_->agent->timeout(), "its collective's timeout, node", rank_);
             coll_->last_heard = now;
             check_collective_done();
@@ -743,6 +758,7 @@ void Cluster::enable_collectives(const CollectiveOptions& options) {
     nic::NicConfig nic = nic_config_;
     if (options.loss > 0) nic.credits = 0;
     for (auto& node : nodes_) node->enable_collectives(nic, options.channels);
+    if (options.log != nullptr) options.log->assign(nodes_.size(), {});
 }
 
 void Cluster::post_barrier(Rank node, const plan::BarrierAlgorithm& algorithm, Time at) {

@@ -94,12 +94,29 @@ public:
     // GM's protocol (p2p_flow=gm): totals over all nodes.
     GmStats gm_totals() const;
 
+    // What a node's collective agent was asked, and what it handed its fabric, in order: the
+    // record a test replays through the real fabric's code path (test/nicsim/test_seam.cc).
+    struct AgentEvent {
+        enum Kind : std::uint8_t {
+            post,      // the host posted the node's collective
+            deliver,   // a packet from `peer` arrived (`header`)
+            progress,  // the NIC, free again, offered its queue to the fabric
+            timeout,   // the collective deemed its packets overdue
+            transmit,  // the NIC handed `header` to the fabric for `peer`, which said `answer`
+        };
+        Kind kind;
+        Rank peer = 0;
+        PacketHeader header;
+        Status answer = Status::ok;
+    };
+
     // Collectives: one per node and run.
     struct CollectiveOptions {
         bool payloads = false;       // carry real bytes (to check them) rather than sizes only
         double loss = 0;             // each allgather packet or NACK is lost with this
                                      // probability, drawn with the model's seed
         nic::ChannelConfig channels; // where a NIC keeps packets that come before its host posts
+        std::vector<std::vector<AgentEvent>>* log = nullptr;  // by node, when not null
     };
     void enable_collectives(const CollectiveOptions& options);
     // `node`'s host posts a NIC-based collective at `at`. An allgather's blocks are
