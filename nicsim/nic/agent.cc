@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "nic/bcast_op.h"
+#include "plan/ordering.h"
 
 namespace nicsim::nic {
 
@@ -78,13 +79,10 @@ const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
     if (last_tree_ != nullptr && last_key_ == key) return *last_tree_;
     auto it = trees_.find(key);
     if (it == trees_.end()) {
-        // The locality order with the root moved to the front, laid along the tree's pre-order:
-        // the root at position 0, and every subtree a run of that order; over nodes, when known,
-        // a tree of such trees.
-        const std::vector<Rank> ranks = order();
-        std::vector<Rank> local{root};
-        std::copy_if(ranks.begin(), ranks.end(), std::back_inserter(local),
-                     [root](Rank r) { return r != root; });
+        // The locality order turned to start at the root (plan::rotate_to, as the model lays
+        // its trees), laid along the tree's pre-order: the root at position 0, and every
+        // subtree a run of that order; over nodes, when known, a tree of such trees.
+        const std::vector<Rank> local = plan::rotate_to(order(), root);
         it = trees_
                  .emplace(key, node_of_.empty()
                                    ? plan::lay_along(shape.build(size_, k), local)

@@ -29,6 +29,8 @@ struct SwitchNetwork {
 std::vector<Rank> switch_ordering(const SwitchNetwork& network);
 
 // The order rotated so `root` comes first (a multicast's source is position 0); root must be in it.
+// Broadcast trees are laid along it, by the agent in real jobs and in the model alike: every
+// sender's tree is then the same tree turned, as LFC's all-to-all multicast has them.
 std::vector<Rank> rotate_to(std::span<const Rank> order, Rank root);
 
 }  // namespace nicsim::plan
