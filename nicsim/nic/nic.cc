@@ -130,8 +130,8 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
 
 Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
-    // A packet that may leave now goes straight to the fabric, which copies what it needs: the
-    // send buffer it would take would be free again at once.
+    // A packet that may leave now goes straight to the fabric, which copies what it needs: it
+    // needs no buffer here.
     if (transmit_.empty() && !config_.deadlock_recovery) {
         const PeerId to = peer_id(dst);
         Peer& p = peers_[to];

@@ -1,11 +1,15 @@
-// The NIC agent of one node: LFC's send path, flow control and multicast forwarding (Bhoedjang et al.
-// §3), with Kesavan and Panda's two forwarding disciplines (Kesavan and Panda §3).
+// LFC's NIC: its send path, flow control and multicast forwarding (Bhoedjang et al. §3), with
+// Kesavan and Panda's two forwarding disciplines (Kesavan and Panda §3). Every packet of both
+// fabrics goes through it: the host's messages in the modeled network, and the packets of the
+// collective agent that runs on it (agent.h) in the model and in real jobs.
 //
 //   host ── post_send ──▶ send buffer ──┐
-//                                       ├─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
-//   Fabric ─ on_packet ─▶ receive buffer┘   (forwarding table of the        │        ▲
+//   agent ─ send ─────────────────────┐ │
+//                                     ├─┴─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
+//   Fabric ─ on_packet ─▶ receive buffer    (forwarding table of the        │        ▲
 //                              │             packet's origin)               └▶ blocked-sends[dst]
-//                              └─▶ host (into a buffer the host posted)        (no credit for dst)
+//                              ├─▶ host (a message: into a buffer it posted)   (no credit for dst)
+//                              └─▶ agent (a collective's packet: at once)
 //
 // Flow control is a sliding window between every pair of NICs: this NIC keeps `credits` receive
 // buffers for each sender, and a sender may transmit to it only while it holds a credit for it.
@@ -16,9 +20,10 @@
 // in the order they were queued. A packet the host has no buffer for stays in the NIC, holding its
 // receive buffer, so its sender eventually stalls.
 //
-// The agent never reads a clock: the fabric and the host charge time for what it asks of them.
-// They must not call back into the agent from inside a call it makes to them (deliver,
-// send_space, transmit); they act on it later, from their own events or progress loop.
+// The NIC never reads a clock: the fabric and the host charge time for what it asks of them. The
+// host (or the agent) may send from inside deliver(); otherwise neither the host nor the fabric
+// calls back into the NIC from inside a call it makes to them (send_space, transmit): they act on
+// it later, from their own events or progress loop.
 #pragma once
 
 #include <cstdint>
@@ -111,12 +116,12 @@ public:
     // own window (a ring of slots).
     Nic(Rank rank, const NicConfig& config, Fabric& fabric, HostPort& host,
         std::vector<int> peer_credits = {});
+    Nic(const Nic&) = delete;
+    Nic& operator=(const Nic&) = delete;
 
     // The collective agent running on this NIC takes its collectives' packets (every kind but a
     // host message's) from now on, or, with null, the host again.
     void attach(HostPort* agent) { agent_ = agent; }
-    Nic(const Nic&) = delete;
-    Nic& operator=(const Nic&) = delete;
 
     // Multicast packets from `origin` continue from this NIC to `children`, in this order.
     void set_route(Rank origin, std::span<const Rank> children);
