@@ -32,6 +32,10 @@ struct Row {
     double ratio;  // ours / paper, NAN when the row is a yes/no claim
     bool ok;
     std::string gap;  // not reproduced, and why: an expected failure (TAP TODO), not a pass
+    // The model parameters calibrated on this very row (then it checks the model's consistency,
+    // not a prediction), or empty: predicted from parameters the papers give or calibrated on
+    // other rows.
+    std::string calibrated = {};
 };
 
 std::vector<Row> rows;
@@ -56,6 +60,12 @@ void claim(const std::string& what, const std::string& paper, const std::string&
 void known_gap(const std::string& what, const std::string& paper, const std::string& ours, bool ok,
                const std::string& why) {
     rows.push_back({what, paper, ours, NAN, ok, ok ? "" : why});
+}
+
+// The row just added is the one `parameters` were calibrated on (sim/model.cc says so beside
+// each value).
+void calibrated_on_it(const std::string& parameters) {
+    rows.back().calibrated = parameters;
 }
 
 // A run's result; a run that fails is a bug, reported, and ends the reproductions.
@@ -243,8 +253,10 @@ void fig4_fig6() {
         sim::BcastSpec spec = preset_spec("lfc-myrinet", nodes);
         within("Bhoedjang et al. Fig. 4: empty multicast latency, " + std::to_string(nodes) + " nodes", paper,
                bcast(spec).latency_us, 0.25, "us");
+        if (nodes == 4) calibrated_on_it("lfc-myrinet tnr");
     }
     within("Bhoedjang et al. Fig. 4: peak throughput, 4 nodes", 42.9, peak_throughput(4, "binomial"), 0.25, "MB/s");
+    calibrated_on_it("lfc-myrinet tns");
     const double binomial = peak_throughput(61, "binomial");
     within("Bhoedjang et al. Fig. 4: peak throughput, 61 nodes", 13.3, binomial, 0.25, "MB/s");
     const double chain = peak_throughput(61, "chain");
@@ -385,6 +397,7 @@ double fmmc(int nodes, bool all) {
 void fig7_fig8() {
     within("Bhoedjang et al. §5.3: FM/MC peak multicast throughput, 61 nodes (its pool is calibrated to it)", 7.7,
            fmmc(61, false), 0.15, "MB/s");
+    calibrated_on_it("FM/MC host_buffers, its credit pool");
     for (const bool all : {false, true}) {
         const std::string fig = all ? "Bhoedjang et al. Fig. 8 (all-to-all, 64 KB, per sender)" : "Bhoedjang et al. Fig. 7 (one sender, peak)";
         for (const int nodes : {8, 16, 32, 61}) {
@@ -701,6 +714,7 @@ sim::HwCollectiveResult hw(bool barrier, const std::string& tree, std::vector<Ra
 // Fig. 8-10 on quadrics-elan3, 32 nodes, faulty nodes drawn with a fixed seed.
 void coll_fig8_to_10() {
     within("Coll et al. Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw(true, "hardware", {}).latency_us, 0.25, "us");
+    calibrated_on_it("quadrics-elan3 tns, tnr");
     sim::Rng rng(3, 0x8f);
     double worst = 1e300, hw_most = 0, sw_least = 1e300;
     for (int f = 1; f <= 4; ++f) {
@@ -712,10 +726,12 @@ void coll_fig8_to_10() {
     }
     within("Coll et al. Fig. 8: hardware-tree barrier, 32 nodes, 1-4 faulty (slowest)", 7.0, hw_most, 0.25, "us");
     within("Coll et al. Fig. 8: software-tree barrier, 32 nodes, 1-4 faulty (fastest)", 15.9, sw_least, 0.25, "us");
+    calibrated_on_it("quadrics-elan3 ts, tr (on Fig. 8's software barrier)");
     claim("Coll et al. Fig. 8: hardware tree over software tree, barrier, 1-4 faulty", "about 2.4x (issue: >= 1.8x)",
           fmt("%.2fx at least", worst), worst >= 1.8);
     const double peak_hw = hw(false, "hardware", {}, 262144).bandwidth_mbs;
     within("Coll et al. Fig. 10: hardware multicast, 256 KB", 306, peak_hw, 0.25, "MB/s");
+    calibrated_on_it("quadrics-elan3 dma_bw");
     const std::vector<Rank> two{5, 17};
     const double tree = hw(false, "hwtree", two, 65536).bandwidth_mbs;
     const double soft = hw(false, "software", two, 32768).bandwidth_mbs;
@@ -765,6 +781,8 @@ void pakin_table4(bool full) {
         bool buffers, flow, interpret;
         double t0, r_inf, n_half;
         const char* role;  // what the row calibrates, or empty
+        const char* t0_sets;      // the parameters calibrated on its t0, or empty
+        const char* n_half_sets;  // ...on its n-half
         const char* n_gap;  // why n-half misses, where it does
     };
     using sim::FmIo;
@@ -781,14 +799,14 @@ void pakin_table4(bool full) {
         "paper's rises from t0 to 2 x 127 / r-inf = 11 us at 127 bytes, as if more of the receive "
         "were serial with the size";
     const Config configs[] = {
-        {"row 1 baseline LCP, LANai to LANai", FmLoop::baseline, FmIo::none, false, false, false, 4.2, 76.3, 315, "t0 calibrated", ""},
-        {"row 2 streamed LCP, LANai to LANai", FmLoop::streamed, FmIo::none, false, false, false, 3.5, 76.3, 249, "t0 calibrated", ""},
-        {"row 3 streamed + hybrid", FmLoop::streamed, FmIo::hybrid, false, false, false, 3.5, 21.2, 44, "t0 and n-half bound fm_host_send", kHigherRinf},
-        {"row 4 + buffer management", FmLoop::streamed, FmIo::hybrid, true, false, false, 3.8, 21.9, 53, "", kHigherRinf},
-        {"row 5 + flow control (the full FM layer)", FmLoop::streamed, FmIo::hybrid, true, true, false, 4.1, 21.4, 54, "", ""},
-        {"row 6 hybrid + buffers + switch()", FmLoop::streamed, FmIo::hybrid, true, false, true, 6.8, 21.8, 127, "t0 less row 4's calibrates switch()", kFlatSwitch},
-        {"row 7 hybrid + buffers + flow + switch()", FmLoop::streamed, FmIo::hybrid, true, true, true, 6.9, 21.7, 127, "", kFlatSwitch},
-        {"row 8 streamed + all-DMA", FmLoop::streamed, FmIo::dma, false, false, false, 7.5, 33.0, 162, "",
+        {"row 1 baseline LCP, LANai to LANai", FmLoop::baseline, FmIo::none, false, false, false, 4.2, 76.3, 315, "t0 calibrated", "fm-sparc fm_lanai_loop", "", ""},
+        {"row 2 streamed LCP, LANai to LANai", FmLoop::streamed, FmIo::none, false, false, false, 3.5, 76.3, 249, "t0 calibrated", "fm-sparc fm_lanai_send, fm_lanai_loop", "", ""},
+        {"row 3 streamed + hybrid", FmLoop::streamed, FmIo::hybrid, false, false, false, 3.5, 21.2, 44, "t0 and n-half bound fm_host_send", "fm-sparc fm_host_send (bounded by it)", "fm-sparc fm_host_send (bounded by it)", kHigherRinf},
+        {"row 4 + buffer management", FmLoop::streamed, FmIo::hybrid, true, false, false, 3.8, 21.9, 53, "", "", "", kHigherRinf},
+        {"row 5 + flow control (the full FM layer)", FmLoop::streamed, FmIo::hybrid, true, true, false, 4.1, 21.4, 54, "", "", "", ""},
+        {"row 6 hybrid + buffers + switch()", FmLoop::streamed, FmIo::hybrid, true, false, true, 6.8, 21.8, 127, "t0 less row 4's calibrates switch()", "fm-sparc fm_lanai_switch", "", kFlatSwitch},
+        {"row 7 hybrid + buffers + flow + switch()", FmLoop::streamed, FmIo::hybrid, true, true, true, 6.9, 21.7, 127, "", "", "", kFlatSwitch},
+        {"row 8 streamed + all-DMA", FmLoop::streamed, FmIo::dma, false, false, false, 7.5, 33.0, 162, "", "", "",
          "follows the model's t0 (above): the bandwidth reaches half of r-inf on the LCP's small-packet line"},
     };
     std::vector<sim::Pt2ptResult> got;
@@ -812,10 +830,12 @@ void pakin_table4(bool full) {
         }
         const sim::Table2Metrics& m = r.metrics;
         cell(what + ": t0" + role, c.t0, m.t0_us, "us", target, t0_gap);
+        if (c.t0_sets[0] != '\0') calibrated_on_it(c.t0_sets);
         cell(what + ": r-inf", c.r_inf, m.r_inf_mbs / kMiB, "MB/s", target,
              "the model's r-inf is the SBus limit (§2), not lowered further");
         cell(what + ": n-half", c.n_half, m.n_half, "bytes", target, c.n_gap,
              fmt(" (t0 x r-inf %.0f)", m.n_half_linear));
+        if (c.n_half_sets[0] != '\0') calibrated_on_it(c.n_half_sets);
     }
     const auto& lbase = got[0];
     const auto& lstream = got[1];
@@ -921,23 +941,39 @@ int main(int argc, char** argv) {
     coll_fig8_to_10();
     pakin_table4(full);
     int failed = 0;
+    const auto basis = [](const Row& r) {
+        return r.calibrated.empty() ? std::string("predicted") : "calibrated: " + r.calibrated;
+    };
     if (table) {
-        std::printf("%-90s | %-28s | %-34s | %s\n", "result", "paper", "ours", "ratio");
+        std::printf("%-90s | %-28s | %-34s | %-5s | %s\n", "result", "paper", "ours", "ratio",
+                    "basis");
+        int calibrated = 0, reproduced = 0, reproduced_calibrated = 0;
         for (const Row& r : rows) {
-            std::printf("%-90s | %-28s | %-34s | %s%s\n", r.what.c_str(), r.paper.c_str(), r.ours.c_str(),
-                        std::isnan(r.ratio) ? "-" : fmt("%.2f", r.ratio).c_str(),
+            std::printf("%-90s | %-28s | %-34s | %-5s | %s%s\n", r.what.c_str(), r.paper.c_str(),
+                        r.ours.c_str(), std::isnan(r.ratio) ? "-" : fmt("%.2f", r.ratio).c_str(),
+                        basis(r).c_str(),
                         r.ok ? "" : r.gap.empty() ? "  FAILED" : "  NOT REPRODUCED");
             if (!r.gap.empty()) std::printf("    (%s)\n", r.gap.c_str());
             failed += r.ok || !r.gap.empty() ? 0 : 1;
+            calibrated += r.calibrated.empty() ? 0 : 1;
+            reproduced += r.ok ? 1 : 0;
+            reproduced_calibrated += r.ok && !r.calibrated.empty() ? 1 : 0;
         }
+        std::printf("\n%zu rows, %d reproduced: %d predicted (from values the papers give or "
+                    "calibrated on other rows), %d on the rows their parameters were calibrated on "
+                    "(a consistency check, not a prediction). %zu rows predicted, %d calibrated.\n",
+                    rows.size(), reproduced, reproduced - reproduced_calibrated,
+                    reproduced_calibrated, rows.size() - static_cast<std::size_t>(calibrated),
+                    calibrated);
         return failed == 0 ? 0 : 1;
     }
     std::printf("1..%zu\n", rows.size());
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
-        std::printf("%s %zu - %s: paper %s, ours %s%s%s\n", r.ok ? "ok" : "not ok", i + 1, r.what.c_str(),
-                    r.paper.c_str(), r.ours.c_str(),
+        std::printf("%s %zu - %s: paper %s, ours %s%s [%s]%s\n", r.ok ? "ok" : "not ok", i + 1,
+                    r.what.c_str(), r.paper.c_str(), r.ours.c_str(),
                     std::isnan(r.ratio) ? "" : (", ratio " + fmt("%.2f", r.ratio)).c_str(),
+                    basis(r).c_str(),
                     r.gap.empty() ? "" : (" # TODO not reproduced: " + r.gap).c_str());
     }
     return 0;
