@@ -21,6 +21,7 @@
 #include "sim/fm_pt2pt.h"
 #include "sim/hw_collective.h"
 #include "plan/hwtree.h"
+#include "repro/plot.h"
 
 namespace nicsim {
 namespace {
@@ -39,6 +40,17 @@ struct Row {
 };
 
 std::vector<Row> rows;
+
+// With --plots: the figures drawn beside the rows, and whether to run the extra points they need.
+bool plotting = false;
+std::vector<repro::Figure> figures;
+
+repro::Series ours(std::string label, std::vector<double> x, std::vector<double> y) {
+    return {std::move(label), std::move(x), std::move(y), false};
+}
+repro::Series paper(std::string label, std::vector<double> x, std::vector<double> y) {
+    return {std::move(label), std::move(x), std::move(y), true};
+}
 
 std::string fmt(const char* f, double v) {
     char buf[64];
@@ -114,6 +126,18 @@ void fig12() {
     }
     claim("Kesavan and Panda Fig. 12: n = 16 reaches k = 1", "by m = 16", "at m = " + std::to_string(first),
           first != 0 && first <= 16);
+    repro::Figure f{"kesavan-fig12", "Kesavan and Panda Fig. 12: optimal k (Theorem 3)",
+                    "packets per message m", "optimal k", true, false, {}, {}};
+    for (const Rank n : {16, 64, 1024}) {
+        repro::Series line = ours("ours, n = " + std::to_string(n), {}, {});
+        for (std::int64_t m = 1; m <= 1024; m *= 2) {
+            line.x.push_back(static_cast<double>(m));
+            line.y.push_back(plan::optimal_k(n, m));
+        }
+        f.series.push_back(line);
+    }
+    f.series.push_back(paper("paper: n = 16 at k = 1 by m = 16", {16}, {1}));
+    figures.push_back(f);
 }
 
 // Kesavan and Panda Fig. 14: optimal k-binomial against binomial on 64 nodes, averaged over topologies.
@@ -122,6 +146,7 @@ void fig14(int topologies) {
     std::int64_t best_m = 0;
     bool never_slower = true;
     std::string slower;
+    repro::Series speedup = ours("ours", {}, {});
     for (const std::int64_t m : {1, 2, 4, 8, 16, 32, 64}) {
         double binomial = 0;
         double optimal = 0;
@@ -142,7 +167,13 @@ void fig14(int topologies) {
             best = binomial / optimal;
             best_m = m;
         }
+        speedup.x.push_back(static_cast<double>(m));
+        speedup.y.push_back(binomial / optimal);
     }
+    figures.push_back({"kesavan-fig14",
+                       "Kesavan and Panda Fig. 14: optimal k-binomial over binomial, 64 nodes",
+                       "packets per message m", "speedup (binomial / optimal)", true, false, {},
+                       {speedup, paper("paper: up to 2.0x", {64}, {2.0})}});
     claim("Kesavan and Panda Fig. 14: optimal k-binomial never slower than binomial (64 nodes, m <= 64)",
           "never", never_slower ? "never" : "slower at" + slower, never_slower);
     rows.push_back({"Kesavan and Panda Fig. 14: best speedup over binomial (m = " + std::to_string(best_m) + ")",
@@ -259,6 +290,23 @@ void fig4_fig6() {
     calibrated_on_it("lfc-myrinet tns");
     const double binomial = peak_throughput(61, "binomial");
     within("Bhoedjang et al. Fig. 4: peak throughput, 61 nodes", 13.3, binomial, 0.25, "MB/s");
+    if (plotting) {
+        repro::Series latency = ours("ours", {}, {}), throughput = ours("ours", {}, {});
+        for (const int nodes : {2, 4, 8, 16, 32, 61}) {
+            latency.x.push_back(nodes);
+            latency.y.push_back(bcast(preset_spec("lfc-myrinet", nodes)).latency_us);
+            throughput.x.push_back(nodes);
+            throughput.y.push_back(nodes == 61 ? binomial : peak_throughput(nodes, "binomial"));
+        }
+        figures.push_back({"bhoedjang-fig4-latency",
+                           "Bhoedjang et al. Fig. 4: empty multicast latency, binomial trees",
+                           "nodes", "latency (us)", false, false, {},
+                           {latency, paper("paper", {4, 61}, {22.0, 59.0})}});
+        figures.push_back({"bhoedjang-fig4-throughput",
+                           "Bhoedjang et al. Fig. 4: peak multicast throughput, binomial trees",
+                           "nodes", "throughput (MB/s)", false, false, {},
+                           {throughput, paper("paper", {4, 61}, {42.9, 13.3})}});
+    }
     const double chain = peak_throughput(61, "chain");
     const double binary = peak_throughput(61, "binary");
     claim("Bhoedjang et al. Fig. 6 (left): 61 nodes, chain above binary and binomial", "chain > binary, binomial",
@@ -289,6 +337,14 @@ void table1_fig6_right() {
     const sim::AlltoallResult binary = alltoall("binary");
     const sim::AlltoallResult chain = alltoall("chain");
     const double recoveries = chain.recoveries_per_multicast;
+    figures.push_back({"bhoedjang-table1",
+                       "Bhoedjang et al. Table 1: all-to-all, 61 nodes, deadlock recoveries",
+                       "multicast tree", "recoveries per multicast", false, false,
+                       {"chain", "binary", "binomial"},
+                       {ours("ours", {1, 2, 3},
+                             {chain.recoveries_per_multicast, binary.recoveries_per_multicast,
+                              binomial.recoveries_per_multicast}),
+                        paper("paper", {1, 2, 3}, {1.000, 0.362, 0.853})}});
     rows.push_back({"Bhoedjang et al. Table 1 (lfc-myrinet, all-to-all, 4 x 64 KB, 61 nodes): chain, recoveries per multicast",
                     "1.000", fmt("%.3f", recoveries), recoveries, std::fabs(recoveries - 1) <= 0.15, ""});
     within("Bhoedjang et al. Table 1: chain, recovery packets per multicast (about N-2)", 59.9,
@@ -461,8 +517,11 @@ void yu_fig6_to_8() {
     double best = 0, ab_best = 0;
     std::uint64_t best_bytes = 0;
     bool ab_fastest = true;
+    repro::Series factor = ours("ours", {4}, {hb / std::min(rd, ab)});
     for (std::uint64_t bytes = 8192; bytes <= 65536; bytes *= 2) {
         const double a = latency("ab", 16, bytes), r = latency("rd", 16, bytes), h = latency("host-rd", 16, bytes);
+        factor.x.push_back(static_cast<double>(bytes));
+        factor.y.push_back(h / std::min(a, r));
         ab_fastest = ab_fastest && a < r && a < h;
         if (h / a > best) {
             best = h / a;
@@ -472,6 +531,10 @@ void yu_fig6_to_8() {
     }
     claim("Yu et al. Fig. 6: 8-64 KB, NIC AB fastest", "AB fastest", ab_fastest ? "AB fastest" : "not AB",
           ab_fastest);
+    figures.push_back({"yu-fig8",
+                       "Yu et al. Fig. 8: NIC-based allgather over host-based, 16 nodes",
+                       "block bytes", "factor (host-based / best NIC-based)", true, false, {},
+                       {factor, paper("paper (3.01x: best of 8-64 KB)", {4, 65536}, {1.54, 3.01})}});
     // HB runs over GM's protocol (p2p_flow=gm): its receivers' two buffers overflow and GM sends
     // again. The factor hangs on that count: with a third buffer nothing is lost (README).
     const double hb3 = allgather("host-rd", 16, best_bytes, 0, 0, false, 3).latency_us;
@@ -498,6 +561,22 @@ void yu_fig9() {
         const double rd = latency("rd", 1024, bytes);
         const double ab = latency("ab", 1024, bytes);
         const double hb = latency("host-rd", 1024, bytes);
+        if (plotting) {
+            repro::Figure f{"yu-fig9-" + std::to_string(bytes),
+                            "Yu et al. Fig. 9: allgather of " + std::to_string(bytes) +
+                                " B blocks (the paper gives the order of the lines)",
+                            "nodes", "latency (us)", true, true, {}, {}};
+            for (const char* a : {"rd", "ab", "host-rd"}) {
+                repro::Series line = ours(std::string("ours, ") + a, {}, {});
+                for (const Rank n : {4, 16, 64, 256, 1024}) {
+                    line.x.push_back(n);
+                    line.y.push_back(n == 1024 ? (a[0] == 'r' ? rd : a[0] == 'a' ? ab : hb)
+                                               : latency(a, n, bytes));
+                }
+                f.series.push_back(line);
+            }
+            figures.push_back(f);
+        }
         const std::string ours =
             fmt("at 1024 nodes: RD %.0f,", rd) + fmt(" AB %.0f,", ab) + fmt(" HB %.0f us", hb);
         if (bytes == 4) {
@@ -634,10 +713,15 @@ void coll_examples() {
 }
 
 void coll_table1(bool full) {
+    repro::Figure f{"coll-table1", "Coll et al. Table 1: maps whose tree needs 3 steps (1000 maps)",
+                    "faulty nodes (%)", "fraction of maps", false, false, {}, {}};
     for (const Rank nodes : {1024, 2048, 4096}) {
         if (nodes > 1024 && !full) continue;
+        repro::Series line = ours("ours, " + std::to_string(nodes) + " nodes", {}, {});
         for (const double percent : {0.2, 0.4, 0.6, 0.8, 1.0}) {
             const std::map<int, int> depths = table1_cell(nodes, percent, 1000);
+            line.x.push_back(percent);
+            line.y.push_back(1.0 - (depths.count(2) ? depths.at(2) / 1000.0 : 0.0));
             const std::string what = "Coll et al. Table 1: " + std::to_string(nodes) + " nodes, " + fmt("%.1f", percent) +
                                      " % faulty, 1000 maps: steps/fraction";
             const bool two_always = depths.size() == 1 && depths.begin()->first == 2;
@@ -659,7 +743,11 @@ void coll_table1(bool full) {
                           "to 41 faults needs a cost per group that its rules do not charge");
             }
         }
+        f.series.push_back(line);
     }
+    f.series.push_back(paper("paper, 1024 and 2048 nodes", {0.2, 0.4, 0.6, 0.8, 1.0}, {0, 0, 0, 0, 0}));
+    f.series.push_back(paper("paper, 4096 nodes", {0.2, 0.4, 0.6, 0.8, 1.0}, {0, 0, 0, 0.002, 0.418}));
+    figures.push_back(f);
 }
 
 // §6: greedy as shallow as backtracking; counted over the maps backtracking decides within its
@@ -713,7 +801,8 @@ sim::HwCollectiveResult hw(bool barrier, const std::string& tree, std::vector<Ra
 
 // Fig. 8-10 on quadrics-elan3, 32 nodes, faulty nodes drawn with a fixed seed.
 void coll_fig8_to_10() {
-    within("Coll et al. Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw(true, "hardware", {}).latency_us, 0.25, "us");
+    const double hw_none = hw(true, "hardware", {}).latency_us;
+    within("Coll et al. Fig. 8: hardware barrier, 32 nodes, none faulty", 4.0, hw_none, 0.25, "us");
     calibrated_on_it("quadrics-elan3 tns, tnr");
     sim::Rng rng(3, 0x8f);
     double worst = 1e300, hw_most = 0, sw_least = 1e300;
@@ -729,6 +818,12 @@ void coll_fig8_to_10() {
     calibrated_on_it("quadrics-elan3 ts, tr (on Fig. 8's software barrier)");
     claim("Coll et al. Fig. 8: hardware tree over software tree, barrier, 1-4 faulty", "about 2.4x (issue: >= 1.8x)",
           fmt("%.2fx at least", worst), worst >= 1.8);
+    figures.push_back({"coll-fig8", "Coll et al. Fig. 8: barrier on 32 nodes",
+                       "", "latency (us)", false, false,
+                       {"hardware, none faulty", "hw tree, 1-4 faulty: slowest",
+                        "sw tree, 1-4 faulty: fastest"},
+                       {ours("ours", {1, 2, 3}, {hw_none, hw_most, sw_least}),
+                        paper("paper", {1, 2, 3}, {4.0, 7.0, 15.9})}});
     const double peak_hw = hw(false, "hardware", {}, 262144).bandwidth_mbs;
     within("Coll et al. Fig. 10: hardware multicast, 256 KB", 306, peak_hw, 0.25, "MB/s");
     calibrated_on_it("quadrics-elan3 dma_bw");
@@ -810,6 +905,9 @@ void pakin_table4(bool full) {
          "follows the model's t0 (above): the bandwidth reaches half of r-inf on the LCP's small-packet line"},
     };
     std::vector<sim::Pt2ptResult> got;
+    repro::Series t0_ours = ours("ours", {}, {}), t0_paper = paper("paper", {}, {});
+    repro::Figure t0_figure{"pakin-table4-t0", "Pakin et al. Table 4: t0 of each design choice",
+                            "Table 4 row", "t0 (us)", false, false, {}, {}};
     for (const Config& c : configs) {
         sim::FmOptions fm;
         fm.loop = c.loop;
@@ -829,6 +927,12 @@ void pakin_table4(bool full) {
                      "engines, §2); the paper's 7.5 us says more of it was serial";
         }
         const sim::Table2Metrics& m = r.metrics;
+        const double row = static_cast<double>(&c - configs) + 1;
+        t0_ours.x.push_back(row);
+        t0_ours.y.push_back(m.t0_us);
+        t0_paper.x.push_back(row);
+        t0_paper.y.push_back(c.t0);
+        t0_figure.x_ticks.push_back(std::to_string(&c - configs + 1));
         cell(what + ": t0" + role, c.t0, m.t0_us, "us", target, t0_gap);
         if (c.t0_sets[0] != '\0') calibrated_on_it(c.t0_sets);
         cell(what + ": r-inf", c.r_inf, m.r_inf_mbs / kMiB, "MB/s", target,
@@ -837,6 +941,8 @@ void pakin_table4(bool full) {
              fmt(" (t0 x r-inf %.0f)", m.n_half_linear));
         if (c.n_half_sets[0] != '\0') calibrated_on_it(c.n_half_sets);
     }
+    t0_figure.series = {t0_ours, t0_paper};
+    figures.push_back(t0_figure);
     const auto& lbase = got[0];
     const auto& lstream = got[1];
     const auto& hybrid = got[2];
@@ -904,6 +1010,15 @@ void pakin_table4(bool full) {
          "the model's small-packet bandwidth follows its t0");
     cell("Pakin et al. §5: full FM bandwidth, 512 bytes", 19.6, at(512).bandwidth_mbs / kMiB, "MB/s", false,
          "the model's large-packet bandwidth follows the SBus limit");
+    repro::Series bandwidth = ours("ours, the full FM layer", {}, {});
+    for (const sim::Pt2ptPoint& p : fmfull.points) {
+        bandwidth.x.push_back(p.bytes);
+        bandwidth.y.push_back(p.bandwidth_mbs / kMiB);
+    }
+    figures.push_back({"pakin-bandwidth", "Pakin et al. §5: FM 1.0 bandwidth against message size",
+                       "message bytes", "bandwidth (MB/s, 2^20 B)", true, false, {},
+                       {bandwidth, paper("paper (§5; r-inf 21.4, Table 4 row 5)", {128, 512, 2048},
+                                         {16.2, 19.6, 21.4})}});
 }
 
 }  // namespace
@@ -913,13 +1028,18 @@ int main(int argc, char** argv) {
     using namespace nicsim;
     bool table = false;
     bool full = false;
+    std::string plots;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--table") == 0) {
             table = true;
         } else if (std::strcmp(argv[i], "--full") == 0) {
             full = table = true;
+        } else if (std::strcmp(argv[i], "--plots") == 0 && i + 1 < argc) {
+            plots = argv[++i];
+            plotting = true;
         } else {
-            std::fprintf(stderr, "nicsim_repro: %s: unknown option (--table, --full)\n", argv[i]);
+            std::fprintf(stderr, "nicsim_repro: %s: unknown option (--table, --full, --plots DIR)\n",
+                         argv[i]);
             return 2;
         }
     }
@@ -940,6 +1060,17 @@ int main(int argc, char** argv) {
     coll_greedy_vs_optimal(full);
     coll_fig8_to_10();
     pakin_table4(full);
+    for (const repro::Figure& f : plotting ? figures : std::vector<repro::Figure>{}) {
+        const std::string path = plots + "/" + f.file + ".svg";
+        std::FILE* out = std::fopen(path.c_str(), "w");
+        const std::string text = repro::svg(f);
+        if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size() ||
+            std::fclose(out) != 0) {
+            std::fprintf(stderr, "nicsim_repro: --plots %s: cannot write %s\n", plots.c_str(),
+                         path.c_str());
+            return 1;
+        }
+    }
     int failed = 0;
     const auto basis = [](const Row& r) {
         return r.calibrated.empty() ? std::string("predicted") : "calibrated: " + r.calibrated;
