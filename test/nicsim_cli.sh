@@ -32,6 +32,16 @@ bad_input "a bad model parameter is named" "tns=-1" bcast --set tns=-1
 bad_input "an unknown tree is named" "--tree star" bcast --tree star
 bad_input "a missing value is named" "--bytes" bcast --bytes
 bad_input "an unwritable trace is named" "--trace /nonexistent/t.json" bcast --trace /nonexistent/t.json
+bad_input "plot needs --out" "--out" plot
+bad_input "an unwritable plot is named" "--out /nonexistent/p.svg" plot --out /nonexistent/p.svg
+check "plot names a line that is not SERIES X Y and exits 2" \
+    sh -c 'out=$(printf "a 1 2\nb 3\n" | "$1" plot --out "$2" 2>&1); test $? -eq 2 &&
+           printf "%s\n" "$out" | grep -q "line 2"' _ "$nicsim" "${TMPDIR:-/tmp}/nicsim_cli_bad.svg"
+check "plot draws one line per series through every point" \
+    sh -c 'printf "nicoll 1 0.5\nnicoll 1024 0.9\ntuned 1 0.6\ntuned 1024 1.1\n" |
+           "$1" plot --out "$2" --log-x --title t && test "$(grep -c "<circle" "$2")" -eq 4 &&
+           test "$(grep -c "<polyline" "$2")" -eq 2 && grep -q ">tuned<" "$2"; s=$?; rm -f "$2"; exit $s' \
+    _ "$nicsim" "${TMPDIR:-/tmp}/nicsim_cli_plot.svg"
 
 check "kbinomial marks the optimal k (n = 16, m = 16: k = 1)" \
     sh -c '"$1" kbinomial --nodes 16 --packets 16 | grep -qE "^ +1 .*optimal"' _ "$nicsim"

@@ -17,6 +17,7 @@
 #include "sim/collective.h"
 #include "sim/hw_collective.h"
 #include "sim/model.h"
+#include "sim/plot.h"
 #include "tools/alltoall_cmd.h"
 #include "tools/fmmc_cmd.h"
 #include "tools/hwtree_cmd.h"
@@ -65,6 +66,14 @@ constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,
 constexpr std::array kPt2ptOpts = {kPresetOpt, kSetOpt, kLayerOpt, kIoOpt, kLoopOpt, kBuffersOpt, kFlowOpt,
     kInterpretOpt, kSizesOpt, kPacketsOpt, kRoundTripsOpt, kJsonOpt, kHelpOpt};
 constexpr std::array kBenchOpts = {kJsonOpt, kHelpOpt};
+constexpr std::array kPlotOpts = {
+    OptionSpec{"--out", "FILE", "the SVG file to write (required)"},
+    OptionSpec{"--title", "TEXT", "the figure's title"},
+    OptionSpec{"--x-label", "TEXT", "the x axis's label"},
+    OptionSpec{"--y-label", "TEXT", "the y axis's label"},
+    OptionSpec{"--log-x", "", "a logarithmic x axis"},
+    OptionSpec{"--log-y", "", "a logarithmic y axis"},
+    kHelpOpt};
 constexpr std::array kListOpts = {kHelpOpt};
 // clang-format on
 
@@ -552,6 +561,38 @@ int run_algorithms(const Options&) {
     return 0;
 }
 
+// Reads "SERIES X Y" lines (the series a word, x and y numbers) from stdin and draws one line per
+// series, in the order they first appear.
+int run_plot(const Options& opts) {
+    if (!opts.has("--out")) return usage_error("plot", "--out FILE is required");
+    sim::Figure figure{"", opts.text("--title"), opts.text("--x-label"), opts.text("--y-label"),
+                       opts.has("--log-x"), opts.has("--log-y"), {}, {}};
+    char label[256];
+    double x, y;
+    int line = 0;
+    for (int n; (n = std::scanf("%255s %lf %lf", label, &x, &y)) != EOF;) {
+        ++line;
+        if (n != 3) {
+            std::fprintf(stderr, "nicsim plot: stdin line %d: expected SERIES X Y\n", line);
+            return 2;
+        }
+        auto it = std::find_if(figure.series.begin(), figure.series.end(),
+                               [&](const sim::Series& s) { return s.label == label; });
+        if (it == figure.series.end()) it = figure.series.insert(it, sim::Series{label, {}, {}});
+        it->x.push_back(x);
+        it->y.push_back(y);
+    }
+    const std::string out = opts.text("--out");
+    std::FILE* f = std::fopen(out.c_str(), "w");
+    const std::string text = sim::svg(figure);
+    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
+        std::fclose(f) != 0) {
+        std::fprintf(stderr, "nicsim plot: --out %s: cannot write it\n", out.c_str());
+        return 2;
+    }
+    return 0;
+}
+
 int run_pt2pt_cmd(const Options& opts) {
     std::string why;
     const auto model = model_from(opts, &why);
@@ -569,6 +610,7 @@ const std::array kCommands = {
     Command{"hwtree", "plan a hardware-based multicast tree on a fat tree with faulty nodes (Coll et al.), or the depths over random fault maps", hwtree_options(), run_hwtree},
     Command{"pt2pt", "simulate point-to-point latency and bandwidth per packet size, and t0, r-inf and n-half (Pakin et al.)", kPt2ptOpts, run_pt2pt_cmd},
     Command{"bench", "simulated events per second of wall time on a fixed workload", kBenchOpts, run_bench},
+    Command{"plot", "draw SERIES X Y lines from stdin as an SVG line plot (./bootstrap bench uses it)", kPlotOpts, run_plot},
     Command{"params", "list the model parameters: unit, default, meaning", kListOpts, run_params},
     Command{"presets", "list the presets with every value and its source", kListOpts, run_presets},
     Command{"algorithms", "list the engine's collective algorithms", kListOpts, run_algorithms},

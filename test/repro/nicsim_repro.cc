@@ -21,7 +21,7 @@
 #include "sim/fm_pt2pt.h"
 #include "sim/hw_collective.h"
 #include "plan/hwtree.h"
-#include "repro/plot.h"
+#include "sim/plot.h"
 
 namespace nicsim {
 namespace {
@@ -43,12 +43,12 @@ std::vector<Row> rows;
 
 // With --plots: the figures drawn beside the rows, and whether to run the extra points they need.
 bool plotting = false;
-std::vector<repro::Figure> figures;
+std::vector<sim::Figure> figures;
 
-repro::Series ours(std::string label, std::vector<double> x, std::vector<double> y) {
+sim::Series ours(std::string label, std::vector<double> x, std::vector<double> y) {
     return {std::move(label), std::move(x), std::move(y), false};
 }
-repro::Series paper(std::string label, std::vector<double> x, std::vector<double> y) {
+sim::Series paper(std::string label, std::vector<double> x, std::vector<double> y) {
     return {std::move(label), std::move(x), std::move(y), true};
 }
 
@@ -126,10 +126,10 @@ void fig12() {
     }
     claim("Kesavan and Panda Fig. 12: n = 16 reaches k = 1", "by m = 16", "at m = " + std::to_string(first),
           first != 0 && first <= 16);
-    repro::Figure f{"kesavan-fig12", "Kesavan and Panda Fig. 12: optimal k (Theorem 3)",
+    sim::Figure f{"kesavan-fig12", "Kesavan and Panda Fig. 12: optimal k (Theorem 3)",
                     "packets per message m", "optimal k", true, false, {}, {}};
     for (const Rank n : {16, 64, 1024}) {
-        repro::Series line = ours("ours, n = " + std::to_string(n), {}, {});
+        sim::Series line = ours("ours, n = " + std::to_string(n), {}, {});
         for (std::int64_t m = 1; m <= 1024; m *= 2) {
             line.x.push_back(static_cast<double>(m));
             line.y.push_back(plan::optimal_k(n, m));
@@ -146,7 +146,7 @@ void fig14(int topologies) {
     std::int64_t best_m = 0;
     bool never_slower = true;
     std::string slower;
-    repro::Series speedup = ours("ours", {}, {});
+    sim::Series speedup = ours("ours", {}, {});
     for (const std::int64_t m : {1, 2, 4, 8, 16, 32, 64}) {
         double binomial = 0;
         double optimal = 0;
@@ -291,7 +291,7 @@ void fig4_fig6() {
     const double binomial = peak_throughput(61, "binomial");
     within("Bhoedjang et al. Fig. 4: peak throughput, 61 nodes", 13.3, binomial, 0.25, "MB/s");
     if (plotting) {
-        repro::Series latency = ours("ours", {}, {}), throughput = ours("ours", {}, {});
+        sim::Series latency = ours("ours", {}, {}), throughput = ours("ours", {}, {});
         for (const int nodes : {2, 4, 8, 16, 32, 61}) {
             latency.x.push_back(nodes);
             latency.y.push_back(bcast(preset_spec("lfc-myrinet", nodes)).latency_us);
@@ -517,7 +517,7 @@ void yu_fig6_to_8() {
     double best = 0, ab_best = 0;
     std::uint64_t best_bytes = 0;
     bool ab_fastest = true;
-    repro::Series factor = ours("ours", {4}, {hb / std::min(rd, ab)});
+    sim::Series factor = ours("ours", {4}, {hb / std::min(rd, ab)});
     for (std::uint64_t bytes = 8192; bytes <= 65536; bytes *= 2) {
         const double a = latency("ab", 16, bytes), r = latency("rd", 16, bytes), h = latency("host-rd", 16, bytes);
         factor.x.push_back(static_cast<double>(bytes));
@@ -562,12 +562,12 @@ void yu_fig9() {
         const double ab = latency("ab", 1024, bytes);
         const double hb = latency("host-rd", 1024, bytes);
         if (plotting) {
-            repro::Figure f{"yu-fig9-" + std::to_string(bytes),
+            sim::Figure f{"yu-fig9-" + std::to_string(bytes),
                             "Yu et al. Fig. 9: allgather of " + std::to_string(bytes) +
                                 " B blocks (the paper gives the order of the lines)",
                             "nodes", "latency (us)", true, true, {}, {}};
             for (const char* a : {"rd", "ab", "host-rd"}) {
-                repro::Series line = ours(std::string("ours, ") + a, {}, {});
+                sim::Series line = ours(std::string("ours, ") + a, {}, {});
                 for (const Rank n : {4, 16, 64, 256, 1024}) {
                     line.x.push_back(n);
                     line.y.push_back(n == 1024 ? (a[0] == 'r' ? rd : a[0] == 'a' ? ab : hb)
@@ -713,11 +713,11 @@ void coll_examples() {
 }
 
 void coll_table1(bool full) {
-    repro::Figure f{"coll-table1", "Coll et al. Table 1: maps whose tree needs 3 steps (1000 maps)",
+    sim::Figure f{"coll-table1", "Coll et al. Table 1: maps whose tree needs 3 steps (1000 maps)",
                     "faulty nodes (%)", "fraction of maps", false, false, {}, {}};
     for (const Rank nodes : {1024, 2048, 4096}) {
         if (nodes > 1024 && !full) continue;
-        repro::Series line = ours("ours, " + std::to_string(nodes) + " nodes", {}, {});
+        sim::Series line = ours("ours, " + std::to_string(nodes) + " nodes", {}, {});
         for (const double percent : {0.2, 0.4, 0.6, 0.8, 1.0}) {
             const std::map<int, int> depths = table1_cell(nodes, percent, 1000);
             line.x.push_back(percent);
@@ -905,8 +905,8 @@ void pakin_table4(bool full) {
          "follows the model's t0 (above): the bandwidth reaches half of r-inf on the LCP's small-packet line"},
     };
     std::vector<sim::Pt2ptResult> got;
-    repro::Series t0_ours = ours("ours", {}, {}), t0_paper = paper("paper", {}, {});
-    repro::Figure t0_figure{"pakin-table4-t0", "Pakin et al. Table 4: t0 of each design choice",
+    sim::Series t0_ours = ours("ours", {}, {}), t0_paper = paper("paper", {}, {});
+    sim::Figure t0_figure{"pakin-table4-t0", "Pakin et al. Table 4: t0 of each design choice",
                             "Table 4 row", "t0 (us)", false, false, {}, {}};
     for (const Config& c : configs) {
         sim::FmOptions fm;
@@ -1010,7 +1010,7 @@ void pakin_table4(bool full) {
          "the model's small-packet bandwidth follows its t0");
     cell("Pakin et al. §5: full FM bandwidth, 512 bytes", 19.6, at(512).bandwidth_mbs / kMiB, "MB/s", false,
          "the model's large-packet bandwidth follows the SBus limit");
-    repro::Series bandwidth = ours("ours, the full FM layer", {}, {});
+    sim::Series bandwidth = ours("ours, the full FM layer", {}, {});
     for (const sim::Pt2ptPoint& p : fmfull.points) {
         bandwidth.x.push_back(p.bytes);
         bandwidth.y.push_back(p.bandwidth_mbs / kMiB);
@@ -1060,10 +1060,10 @@ int main(int argc, char** argv) {
     coll_greedy_vs_optimal(full);
     coll_fig8_to_10();
     pakin_table4(full);
-    for (const repro::Figure& f : plotting ? figures : std::vector<repro::Figure>{}) {
+    for (const sim::Figure& f : plotting ? figures : std::vector<sim::Figure>{}) {
         const std::string path = plots + "/" + f.file + ".svg";
         std::FILE* out = std::fopen(path.c_str(), "w");
-        const std::string text = repro::svg(f);
+        const std::string text = sim::svg(f);
         if (out == nullptr || std::fwrite(text.data(), 1, text.size(), out) != text.size() ||
             std::fclose(out) != 0) {
             std::fprintf(stderr, "nicsim_repro: --plots %s: cannot write %s\n", plots.c_str(),

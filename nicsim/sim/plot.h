@@ -1,12 +1,13 @@
-// Plots of the reproductions: one SVG per reproduced figure or table, the paper's points and ours
-// on the same axes. No plotting package: a figure is a few lines and markers, written by hand so
-// that `make repro` needs nothing beyond the compiler and its output is the same on every run.
+// Plots as SVG: lines through our points, hollow squares for a paper's values. Used for the
+// reproductions (`make repro`: the paper's points and ours on the same axes) and by `nicsim plot`
+// (`./bootstrap bench`). No plotting package: a figure is a few lines and markers, written by hand
+// so that nothing needs installing and the output is the same on every run.
 #pragma once
 
 #include <string>
 #include <vector>
 
-namespace nicsim::repro {
+namespace nicsim::sim {
 
 struct Series {
     std::string label;
@@ -26,4 +27,4 @@ struct Figure {
 // The figure as an SVG document.
 std::string svg(const Figure& figure);
 
-}  // namespace nicsim::repro
+}  // namespace nicsim::sim

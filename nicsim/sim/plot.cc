@@ -1,10 +1,10 @@
-#include "repro/plot.h"
+#include "sim/plot.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace nicsim::repro {
+namespace nicsim::sim {
 
 namespace {
 
@@ -165,4 +165,4 @@ std::string svg(const Figure& f) {
     return out;
 }
 
-}  // namespace nicsim::repro
+}  // namespace nicsim::sim
