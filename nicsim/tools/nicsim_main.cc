@@ -585,8 +585,9 @@ int run_plot(const Options& opts) {
     const std::string out = opts.text("--out");
     std::FILE* f = std::fopen(out.c_str(), "w");
     const std::string text = sim::svg(figure);
-    if (f == nullptr || std::fwrite(text.data(), 1, text.size(), f) != text.size() ||
-        std::fclose(f) != 0) {
+    bool written = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f != nullptr && std::fclose(f) != 0) written = false;
+    if (!written) {
         std::fprintf(stderr, "nicsim plot: --out %s: cannot write it\n", out.c_str());
         return 2;
     }
