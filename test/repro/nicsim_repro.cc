@@ -187,6 +187,9 @@ void fig14(int topologies) {
 // itself (one NIC processor, an irregular network) a hop costs more than a send, and Theorem 3
 // with those two costs (the engine's optimal tree) is measured against the fastest instead.
 void theorem3_simulated() {
+    sim::Figure by_k{"kesavan-latency-vs-k",
+                     "Kesavan and Panda: k-binomial latency against k, 64 nodes, in its model",
+                     "k", "latency (us)", false, true, {}, {}};
     for (const bool steps : {true, false}) {
         int same = 0;
         std::string differ;
@@ -201,9 +204,15 @@ void theorem3_simulated() {
             spec.tree = "kbinomial";
             int best_k = 0;
             double best = INFINITY;
+            const bool drawn = steps && (m == 1 || m == 8 || m == 64);
+            if (drawn) by_k.series.push_back(ours("ours, m = " + std::to_string(m), {}, {}));
             for (int k = plan::ceil_log2(64); k >= 1; --k) {
                 spec.k = k;
                 const double us = bcast(spec).latency_us;
+                if (drawn) {
+                    by_k.series.back().x.insert(by_k.series.back().x.begin(), k);
+                    by_k.series.back().y.insert(by_k.series.back().y.begin(), us);
+                }
                 if (us < best) {
                     best = us;
                     best_k = k;
@@ -231,6 +240,16 @@ void theorem3_simulated() {
                   "(not in the paper)", fmt("at most %.1f %% slower", (worst - 1) * 100), worst <= 1.05);
         }
     }
+    // Where the paper's analysis (Theorem 3) puts each drawn line's minimum.
+    sim::Series theorem = paper("paper: Theorem 3's k", {}, {});
+    for (std::size_t i = 0; i < by_k.series.size(); ++i) {
+        const std::int64_t m = i == 0 ? 1 : i == 1 ? 8 : 64;
+        const int k = plan::optimal_k(64, m);
+        theorem.x.push_back(k);
+        theorem.y.push_back(by_k.series[i].y[static_cast<std::size_t>(k - 1)]);
+    }
+    by_k.series.push_back(theorem);
+    figures.push_back(by_k);
 }
 
 // The most packets an interior NIC held at once: Kesavan and Panda §3.3 compares the buffering of the
@@ -309,6 +328,11 @@ void fig4_fig6() {
     }
     const double chain = peak_throughput(61, "chain");
     const double binary = peak_throughput(61, "binary");
+    figures.push_back({"bhoedjang-fig6-left",
+                       "Bhoedjang et al. Fig. 6 (left): one sender, 61 nodes (paper: chain highest)",
+                       "multicast tree", "peak throughput (MB/s)", false, false,
+                       {"chain", "binary", "binomial"},
+                       {ours("ours", {1, 2, 3}, {chain, binary, binomial})}});
     claim("Bhoedjang et al. Fig. 6 (left): 61 nodes, chain above binary and binomial", "chain > binary, binomial",
           fmt("%.1f", chain) + " > " + fmt("%.1f", binary) + ", " + fmt("%.1f MB/s", binomial),
           chain > binary && chain > binomial);
@@ -355,6 +379,12 @@ void table1_fig6_right() {
     claim("Bhoedjang et al. Table 1: binary recovers less often and with fewer packets than binomial "
           "(recoveries / packets per multicast)",
           "0.362 / 2.7 < 0.853 / 3.5", table1_cell(binary) + " vs " + table1_cell(binomial), fewer);
+    figures.push_back({"bhoedjang-fig6-right",
+                       "Bhoedjang et al. Fig. 6 (right): all-to-all, 61 nodes (paper: binomial > binary > chain)",
+                       "multicast tree", "per-sender throughput (MB/s)", false, false,
+                       {"chain", "binary", "binomial"},
+                       {ours("ours", {1, 2, 3},
+                             {chain.per_sender_mbs, binary.per_sender_mbs, binomial.per_sender_mbs})}});
     claim("Bhoedjang et al. Fig. 6 (right): all-to-all per-sender throughput, binomial > binary > chain",
           "binomial > binary > chain",
           fmt("%.2f", binomial.per_sender_mbs) + " > " + fmt("%.2f", binary.per_sender_mbs) + " > " +
@@ -365,6 +395,8 @@ void table1_fig6_right() {
 // Fig. 5: binomial tree, one sender, 61 nodes, receive buffer space fixed at 0.5 MB (8 x 1 KB
 // per sender): peak throughput with deadlock recovery (DR) against the basic protocol (BP).
 void fig5() {
+    sim::Series with_recovery = ours("ours, deadlock recovery (DR)", {}, {});
+    sim::Series basic = ours("ours, basic protocol (BP)", {}, {});
     for (const auto& [mtu, credits] : {std::pair{512, 16}, std::pair{1024, 8}, std::pair{2048, 4}}) {
         double peak[2] = {0, 0};
         double started = 0;  // with recovery, at the peak: multicast packets that started one
@@ -388,6 +420,10 @@ void fig5() {
             }
         }
         const double ratio = peak[1] / peak[0];
+        with_recovery.x.push_back(mtu);
+        with_recovery.y.push_back(peak[1]);
+        basic.x.push_back(mtu);
+        basic.y.push_back(peak[0]);
         rows.push_back({"Bhoedjang et al. Fig. 5 (binomial, one sender, 61 nodes): peak throughput, DR / BP, " +
                             std::to_string(mtu) + "-byte packets",
                         "within 15 %",
@@ -405,6 +441,11 @@ void fig5() {
             "per flagged packet) would give 5.6, but Table 1's chain (59.9 for 60 tree edges) "
             "rules that counting out; not analysed further");
     }
+    figures.push_back({"bhoedjang-fig5",
+                       "Bhoedjang et al. Fig. 5: peak throughput with and without deadlock recovery "
+                       "(paper: within 15 %)",
+                       "packet bytes (window 16, 8, 4)", "throughput (MB/s)", true, false, {},
+                       {with_recovery, basic}});
 }
 
 // Bhoedjang et al. §5.3, Fig. 7-8: LFC against FM/MC with equal 256-byte packets and binary trees (LFC
@@ -456,9 +497,14 @@ void fig7_fig8() {
     calibrated_on_it("FM/MC host_buffers, its credit pool");
     for (const bool all : {false, true}) {
         const std::string fig = all ? "Bhoedjang et al. Fig. 8 (all-to-all, 64 KB, per sender)" : "Bhoedjang et al. Fig. 7 (one sender, peak)";
+        sim::Series lfc_line = ours("ours, LFC", {}, {}), fm_line = ours("ours, FM/MC", {}, {});
         for (const int nodes : {8, 16, 32, 61}) {
             const double lfc = lfc_256(nodes, all);
             const double fm = fmmc(nodes, all);
+            lfc_line.x.push_back(nodes);
+            lfc_line.y.push_back(lfc);
+            fm_line.x.push_back(nodes);
+            fm_line.y.push_back(fm);
             const std::string ours = "LFC " + fmt("%.2f", lfc) + ", FM/MC " + fmt("%.2f MB/s", fm);
             // All-to-all on 8 and 16 nodes: the paper's FM/MC keeps up with LFC there, which
             // it puts down to LFC's per-packet overheads (§5.3); in the model LFC's all-to-all
@@ -480,6 +526,13 @@ void fig7_fig8() {
                                 ok ? "" : small_gap});
             }
         }
+        std::vector<sim::Series> lines = {lfc_line, fm_line};
+        if (!all) lines.push_back(paper("paper: FM/MC at 61 nodes", {61}, {7.7}));
+        figures.push_back({all ? "bhoedjang-fig8" : "bhoedjang-fig7",
+                           fig + ", 256-byte packets, binary trees" +
+                               (all ? " (paper: FM/MC close at 8-16 nodes, LFC ahead from 32)"
+                                    : " (paper: FM/MC ahead at 8-16 nodes, LFC from 32)"),
+                           "nodes", "throughput (MB/s)", false, false, {}, lines});
     }
 }
 
@@ -613,6 +666,19 @@ void yu_fig10() {
           "AB > RD", fmt("AB %.2f", ab_small) + fmt(", RD %.2f us", rd_small), ab_small > rd_small);
     const double hb_small = allgather("host-rd", 4, 4).host_cpu_us[0];
     const double hb_large = allgather("host-rd", 256, 8192).host_cpu_us[0];
+    if (plotting) {
+        sim::Figure f{"yu-fig10", "Yu et al. Fig. 10: host CPU time of one 8 KB allgather (paper: NIC-based flat)",
+                      "nodes", "host CPU (us)", true, true, {}, {}};
+        for (const char* a : {"rd", "ab", "host-rd"}) {
+            sim::Series line = ours(std::string("ours, ") + a, {}, {});
+            for (const Rank n : {4, 16, 64, 256}) {
+                line.x.push_back(n);
+                line.y.push_back(allgather(a, n, 8192).host_cpu_us[0]);
+            }
+            f.series.push_back(line);
+        }
+        figures.push_back(f);
+    }
     claim("Yu et al. Fig. 10: host-based host CPU grows", "grows",
           fmt("%.1f us (4 nodes, 4 B) to ", hb_small) + fmt("%.0f us (256 nodes, 8 KB)", hb_large),
           hb_large > 10 * hb_small);
