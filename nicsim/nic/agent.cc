@@ -210,7 +210,6 @@ Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::by
     return feed(*slot, src, header, payload);
 }
 
-
 Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (!is_future(header.seq)) return Status::protocol;  // its collective is long over
     // A NACK for a collective not posted here asks for a packet that leaves once it is.

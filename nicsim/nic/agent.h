@@ -71,10 +71,9 @@ private:
 
 class Agent {
 public:
-    // invalid_argument when config.order is not a permutation of 0..size-1, or peer_credits or
-    // node_of is neither empty nor `size` long.
     // On a NIC of its own over `fabric` (a real job's), made from config.nic and
-    // config.peer_credits...
+    // config.peer_credits... invalid_argument when config.order is not a permutation of
+    // 0..size-1, or peer_credits or node_of is neither empty nor `size` long.
     Agent(Rank rank, Rank size, Fabric& fabric, AgentConfig config = {});
     // ...or on the driver's NIC, which also carries its host's messages (the modeled network's
     // node); config.nic and config.peer_credits do not apply. `nic` outlives the agent.
@@ -142,7 +141,6 @@ public:
     Status recycle(Seq seq);
 
     Rank size() const { return size_; }
-    const Nic& nic() const { return nic_; }
 
     // Collectives posted and not yet forgotten, and packets kept for collectives not yet posted.
     std::size_t active() const { return live_; }
@@ -188,9 +186,7 @@ private:
         explicit Host(Agent& agent) : agent_(agent) {}
         Status deliver(Rank src, const PacketHeader& header,
                        std::span<const std::byte> payload) override {
-            if (header.kind == PacketKind::unicast || header.kind == PacketKind::multicast) {
-                return Status::protocol;
-            }
+            if (Nic::is_message(header.kind)) return Status::protocol;
             return agent_.take(src, header, payload);
         }
         void send_space() override {}

@@ -165,6 +165,10 @@ public:
     int unreturned_credits(Rank peer) const;
     // The flow-control window with `peer` (0: none).
     int window(Rank peer) const { return window_of(peer); }
+    // A host's message (unicast, multicast) rather than a packet of the agent's collectives.
+    static bool is_message(PacketKind kind) {
+        return kind == PacketKind::unicast || kind == PacketKind::multicast;
+    }
     // Nothing held, queued or blocked: every buffer is free.
     bool idle() const;
     bool waiting_for_host_buffers() const { return !to_host_.empty(); }
@@ -221,9 +225,6 @@ private:
     int window_of(Rank rank) const;
     // Whether the host takes a packet of this kind as it arrives: every kind but a host
     // message's (unicast, multicast) belongs to the agent's collectives, which always do.
-    static bool is_message(PacketKind kind) {
-        return kind == PacketKind::unicast || kind == PacketKind::multicast;
-    }
     bool taken_at_once(PacketKind kind) const {
         return config_.host_takes_all || !is_message(kind);
     }

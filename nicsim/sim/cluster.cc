@@ -220,7 +220,7 @@ public:
     Status transmit(Rank dst, const PacketHeader& header,
                     std::span<const std::byte> payload) override {
         const Status s = send_packet(dst, header, payload, GmTag{});
-        if (c_.collectives_.log != nullptr) log(AgentEvent::transmit, dst, header, s);
+        log(AgentEvent::transmit, dst, header, s);
         return s;
     }
 
@@ -657,7 +657,6 @@ private:
     // packets go (this node is the host, and the fabric).
     std::optional<nic::Nic> nic_;
     void make_nic(const nic::NicConfig& config) {
-        nic_.reset();
         nic_.emplace(rank_, config, *this, *this);
         nic_->post_host_buffers(c_.model_.host_buffers);
     }

@@ -993,12 +993,12 @@ void pakin_table4(bool full) {
                      "engines, §2); the paper's 7.5 us says more of it was serial";
         }
         const sim::Table2Metrics& m = r.metrics;
-        const double row = static_cast<double>(&c - configs) + 1;
+        const auto row = static_cast<int>(&c - configs) + 1;
         t0_ours.x.push_back(row);
         t0_ours.y.push_back(m.t0_us);
         t0_paper.x.push_back(row);
         t0_paper.y.push_back(c.t0);
-        t0_figure.x_ticks.push_back(std::to_string(&c - configs + 1));
+        t0_figure.x_ticks.push_back(std::to_string(row));
         cell(what + ": t0" + role, c.t0, m.t0_us, "us", target, t0_gap);
         if (c.t0_sets[0] != '\0') calibrated_on_it(c.t0_sets);
         cell(what + ": r-inf", c.r_inf, m.r_inf_mbs / kMiB, "MB/s", target,
