@@ -19,8 +19,17 @@ T get(std::span<const std::byte> in, std::size_t at) {
 }
 
 bool known_kind(std::uint8_t kind) {
-    return kind >= static_cast<std::uint8_t>(PacketKind::barrier) &&
-           kind <= static_cast<std::uint8_t>(PacketKind::recovery_ack);
+    switch (static_cast<PacketKind>(kind)) {
+    case PacketKind::barrier:
+    case PacketKind::unicast:
+    case PacketKind::credit:
+    case PacketKind::allgather:
+    case PacketKind::nack:
+    case PacketKind::bcast:
+    case PacketKind::recovery_ack:
+        return true;
+    }
+    return false;
 }
 
 }  // namespace

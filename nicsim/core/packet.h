@@ -8,7 +8,7 @@
 // Fields are in host byte order: every process of an MPI job runs on the same architecture.
 // `seq` names the collective or message (its position in its sender's or group's call order),
 // `step` the position of the packet within it (a barrier step, a packet index), `origin` the
-// rank whose multicast tree the packet travels on. `credits` returns receive buffers to the
+// rank whose broadcast tree the packet travels on. `credits` returns receive buffers to the
 // packet's receiver (Bhoedjang et al. §3.1: piggybacked, or the whole point of a credit packet).
 #pragma once
 
@@ -24,12 +24,12 @@ namespace nicsim {
 
 enum class PacketKind : std::uint8_t {
     barrier = 1,
-    multicast = 2,  // forwarded along the origin's tree by every NIC it reaches
-    unicast = 3,    // delivered to the receiving host only
+    unicast = 3,    // a host's message, delivered to the receiving host only
     credit = 4,     // an explicit credit update, no payload
     allgather = 5,  // a piece of an allgather's blocks (nic/allgather_op.h says which)
     nack = 6,       // asks the receiver to send again the allgather packet it names, no payload
-    bcast = 7,      // a piece of a broadcast message (nic/bcast_op.h says which)
+    bcast = 7,      // a piece of a broadcast message, forwarded along the origin's tree by
+                    // every NIC it reaches (nic/bcast_op.h says which)
     recovery_ack = 8,  // a deadlocked subtree's channels are free again; origin: the channel's
                        // owner (Bhoedjang et al. §4.2, nic/deadlock_recovery.h)
 };

@@ -36,6 +36,7 @@ Agent::Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config)
       size_(size),
       order_(std::move(config.order)),
       node_of_(std::move(config.node_of)),
+      host_feeds_root_(config.host_feeds_root),
       channels_(config.channels),
       idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
     nic_.attach(&host_);
@@ -102,9 +103,29 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
         return Status::invalid;
     }
     if (!shape.takes_k) k = 0;
-    return start(
-        make_op<BcastOp>(next_seq_, rank_, tree(shape, k, root), bytes, mtu, message, nic_, stats_),
-        seq);
+    return post_bcast(tree(shape, k, root), bytes, mtu, message, seq);
+}
+
+Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
+                         std::span<std::byte> message, Seq* seq) {
+    if (tree.children.size() != static_cast<std::size_t>(size_) ||
+        tree.parent.size() != static_cast<std::size_t>(size_) || tree.root < 0 ||
+        tree.root >= size_ || mtu == 0 || (!message.empty() && message.size() != bytes) ||
+        packet_count(bytes, mtu) > kBcastMaxPackets) {
+        return Status::invalid;
+    }
+    return start(make_op<BcastOp>(next_seq_, rank_, tree, bytes, mtu, message, nic_, stats_,
+                                  host_feeds_root_),
+                 seq);
+}
+
+Status Agent::supply(Seq seq) {
+    Slot* slot = find(seq);
+    if (slot == nullptr || slot->status != Status::in_progress) return Status::invalid;
+    const Status s = slot->op->supply();
+    if (s == Status::again) return s;
+    settle(seq, *slot, s);  // may forget the slot
+    return failed(s) ? s : Status::ok;
 }
 
 Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,

@@ -40,6 +40,9 @@ struct AgentConfig {
     // combining allgathers only between the nodes' first ranks (plan::node_barrier,
     // plan::node_allgather).
     std::vector<int> node_of;
+    // A broadcast root's host moves its message into the NIC packet by packet (supply()), as
+    // the modeled network's host does, rather than leaving it in host memory for the NIC to send.
+    bool host_feeds_root = false;
 };
 
 // A rank's schedules of one collective, planned on first use of each algorithm; the last one
@@ -93,6 +96,14 @@ public:
     // shape takes it, a message of another size, or more than kBcastMaxPackets packets.
     Status post_bcast(const plan::TreeShape& shape, int k, Rank root, std::uint64_t bytes,
                       std::uint32_t mtu, std::span<std::byte> message, Seq* seq);
+    // The same over a tree the driver laid (labelled with ranks, spanning the group, rooted at
+    // tree.root), which outlives the collective: the modeled network's, one for every node.
+    Status post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
+                      std::span<std::byte> message, Seq* seq);
+    // With host_feeds_root: the root's host moved the next packet of broadcast `seq` into the
+    // NIC, which multicasts it. `again` when the NIC has no send buffer free for it;
+    // invalid when `seq` is no broadcast this rank is the root of, or has no packet left.
+    Status supply(Seq seq);
 
     // An allgather of `block_bytes` per rank in packets of at most `mtu` payload bytes
     // (allgather_op.h). `result` holds size * block_bytes bytes with this rank's block in place,
@@ -218,6 +229,7 @@ private:
     Rank size_;
     std::vector<Rank> order_;  // empty: rank order
     std::vector<int> node_of_;
+    bool host_feeds_root_;
     Channels channels_;
     CollectiveStats stats_;
     Seq next_seq_ = 0;

@@ -5,7 +5,7 @@
 namespace nicsim::nic {
 
 BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-                 std::span<std::byte> message, Nic& nic, CollectiveStats& stats)
+                 std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed)
     : seq_(seq),
       rank_(rank),
       tree_(tree),
@@ -14,14 +14,24 @@ BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes
       message_(message),
       nic_(nic),
       stats_(stats),
-      packets_(packet_count(bytes, mtu)) {}
+      packets_(packet_count(bytes, mtu)),
+      host_fed_(host_fed) {}
 
 Status BcastOp::start() {
-    if (rank_ != tree_.root) return Status::in_progress;
-    for (std::uint64_t j = 0; j < packets_; ++j) {
-        if (const Status s = send_down(j); failed(s)) return s;
+    if (rank_ != tree_.root || host_fed_) return Status::in_progress;
+    while (next_ < packets_) {
+        if (const Status s = supply(); failed(s)) return s;
     }
     return Status::ok;
+}
+
+Status BcastOp::supply() {
+    if (rank_ != tree_.root || next_ == packets_) return Status::invalid;
+    const PacketHeader h = packet_header(next_);
+    const auto payload = message_.empty() ? std::span<const std::byte>{}
+                                          : message_.subspan(next_ * mtu_, h.payload_bytes);
+    if (const Status s = nic_.multicast(tree_.children[rank_], h, payload); failed(s)) return s;
+    return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
 bool BcastOp::expects(Rank src, const PacketHeader& header) const {
@@ -48,28 +58,26 @@ Status BcastOp::on_packet(Rank src, const PacketHeader& header,
         std::memcpy(message_.data() + offset, payload.data(), length);
     }
     if (!tree_.children[rank_].empty()) {
-        if (const Status s = send_down(next_); failed(s)) return s;
+        const auto placed = message_.empty() ? std::span<const std::byte>{}
+                                             : message_.subspan(offset, length);
+        if (const Status s = nic_.forward(tree_.children[rank_], header, placed); failed(s)) {
+            return s;
+        }
         ++stats_.forwarded;
     }
     return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
-Status BcastOp::send_down(std::uint64_t index) {
-    PacketHeader header;
-    header.kind = PacketKind::bcast;
-    header.seq = seq_;
-    header.step = static_cast<std::uint32_t>(index);
-    header.origin = tree_.root;
-    header.flags = index + 1 == packets_ ? kLastPacket : 0;
-    const std::uint64_t offset = index * mtu_;
-    header.payload_bytes =
-        static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - offset));
-    const auto payload = message_.empty() ? std::span<const std::byte>{}
-                                          : message_.subspan(offset, header.payload_bytes);
-    for (const Rank child : tree_.children[rank_]) {
-        if (const Status s = nic_.send(child, header, payload); failed(s)) return s;
-    }
-    return Status::ok;
+PacketHeader BcastOp::packet_header(std::uint64_t index) const {
+    PacketHeader h;
+    h.kind = PacketKind::bcast;
+    h.seq = seq_;
+    h.step = static_cast<std::uint32_t>(index);
+    h.origin = tree_.root;
+    h.flags = index + 1 == packets_ ? kLastPacket : 0;
+    h.payload_bytes =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - index * mtu_));
+    return h;
 }
 
 }  // namespace nicsim::nic

@@ -1,7 +1,12 @@
-// A broadcast executing a plan::Tree on one rank's NIC, first packet first served (Kesavan and Panda
-// §3.1, Bhoedjang et al. §3): the message is cut into packets of at most `mtu` bytes, the root sends
-// packet 0 to each child in the tree's order, then packet 1, and so on, and every other rank
-// forwards each packet to its children the moment it arrives. Credits (nic.h) pace it.
+// A broadcast executing a plan::Tree on one rank's NIC (Kesavan and Panda §3.1, Bhoedjang et al. §3):
+// the message is cut into packets of at most `mtu` bytes, the root multicasts packet 0 to its
+// children in the tree's order, then packet 1, and so on, and every other rank forwards each
+// packet to its children the moment it arrives, from its receive buffer. The NIC's forwarding
+// discipline (FPFS or FCFS) orders the sends and its credits pace them (nic.h).
+//
+// The root's host either hands over the whole message at once (a real job: the NIC sends from
+// host memory) or moves it into the NIC packet by packet (supply(); the modeled network's host,
+// which pays for each packet's PIO or DMA into a send buffer).
 //
 // The message buffer is the user's (or a packed copy): the root sends from it, every other rank
 // places each packet at its offset in it and forwards from there, so a byte is written once per
@@ -29,11 +34,13 @@ constexpr std::uint64_t kBcastMaxPackets = std::uint64_t{1} << 32;
 class BcastOp final : public Operation {
 public:
     // `tree` spans the group, is labelled with ranks and outlives the op; `message` is empty or
-    // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets.
+    // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets. `host_fed`: the
+    // root's packets leave as the host supplies them, none at start().
     BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-            std::span<std::byte> message, Nic& nic, CollectiveStats& stats);
+            std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed = false);
 
     Status start() override;
+    Status supply() override;
     Status on_packet(Rank src, const PacketHeader& header,
                      std::span<const std::byte> payload) override;
     std::span<std::byte> placement(Rank src, const PacketHeader& header) override;
@@ -41,8 +48,8 @@ public:
 private:
     // Whether `header` from `src` is the next packet this rank expects.
     bool expects(Rank src, const PacketHeader& header) const;
-    // Sends packet `index` to every child.
-    Status send_down(std::uint64_t index);
+    // The header of packet `index`.
+    PacketHeader packet_header(std::uint64_t index) const;
 
     Seq seq_;
     Rank rank_;
@@ -53,7 +60,10 @@ private:
     Nic& nic_;
     CollectiveStats& stats_;
     std::uint64_t packets_;
-    std::uint64_t next_ = 0;  // the next packet this rank expects from its parent
+    // The root: packets its host has handed over and the NIC multicast; every other rank: the
+    // next packet it expects from its parent.
+    std::uint64_t next_ = 0;
+    bool host_fed_;
 };
 
 }  // namespace nicsim::nic

@@ -76,7 +76,7 @@ Status Nic::on_tick() {
 Status Nic::on_flagged(PeerId from, Rank owner_rank, const PacketHeader& header,
                        std::span<const std::byte> payload) {
     if (!config_.deadlock_recovery || owner_rank == rank_ ||
-        (header.kind != PacketKind::multicast && header.kind != PacketKind::unicast)) {
+        (header.kind != PacketKind::bcast && header.kind != PacketKind::unicast)) {
         return Status::protocol;
     }
     const PeerId owner = peer_id(owner_rank);
@@ -90,14 +90,14 @@ Status Nic::on_flagged(PeerId from, Rank owner_rank, const PacketHeader& header,
     buffers_[id].channel = owner;
     buffers_[id].for_host = true;
     in_channels_.push_back(id);
-    if (h.kind == PacketKind::multicast) forward_in_recovery(id, children_of(h.origin), owner);
+    // A broadcast's packet goes on in the channel as its agent forwards it (forward()).
+    const Status delivered = deliver_or_keep(id);
     // A free buffer of the sender's window takes the packet out of the channel at once.
     Peer& p = peers_[from];
     if (p.unreturned > 0) {
         --p.unreturned;
         migrate_channel_packet(from);
     }
-    const Status delivered = deliver_or_keep(id);
     maybe_free(id);
     maybe_ack(owner);
     return delivered;
@@ -128,7 +128,7 @@ void Nic::forward_in_recovery(BufferId id, std::span<const PeerId> children, Pee
     }
 }
 
-// Takes the first multicast packet of `origin`'s tree out of `dst`'s blocked-sends queue.
+// Takes the first broadcast packet of `origin`'s tree out of `dst`'s blocked-sends queue.
 bool Nic::take_first_of_tree(PeerId dst, Rank origin, BufferId* id) {
     Ring<BufferId>& queue = blocked_[dst];
     const std::size_t n = queue.size();
@@ -137,7 +137,7 @@ bool Nic::take_first_of_tree(PeerId dst, Rank origin, BufferId* id) {
         const BufferId b = queue.front();
         queue.pop_front();
         const PacketHeader& h = buffers_[b].header;
-        if (!found && h.kind == PacketKind::multicast && h.origin == origin) {
+        if (!found && h.kind == PacketKind::bcast && h.origin == origin) {
             found = true;
             *id = b;
             continue;

@@ -35,15 +35,13 @@ int Nic::window_of(Rank rank) const {
                : 0;
 }
 
-void Nic::set_route(Rank origin, std::span<const Rank> children) {
-    Children ids;
-    for (const Rank child : children) ids.push_back(peer_id(child));
-    routes_.get(origin) = std::move(ids);
-}
-
-std::span<const Nic::PeerId> Nic::children_of(Rank origin) const {
-    const Children* children = routes_.find(origin);
-    return children == nullptr ? std::span<const PeerId>() : *children;
+std::span<const Nic::PeerId> Nic::peer_ids(std::span<const Rank> children) {
+    if (!std::equal(children.begin(), children.end(), children_.begin(), children_.end())) {
+        children_.assign(children.begin(), children.end());
+        children_ids_.clear();
+        for (const Rank child : children) children_ids_.push_back(peer_id(child));
+    }
+    return children_ids_;
 }
 
 int Nic::send_credits(Rank peer) const {
@@ -118,51 +116,108 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
         host_waits_for_space_ = true;
         return Status::again;
     }
-    if (dst == kMulticast) {
-        header.kind = PacketKind::multicast;
-        header.origin = rank_;
-    } else {
-        header.kind = PacketKind::unicast;
-    }
+    header.kind = PacketKind::unicast;
     --send_buffers_free_;
     return queue(dst, header, payload, kFromHost);
+}
+
+bool Nic::send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
+                   Status* s) {
+    Peer& p = peers_[to];
+    if (!transmit_.empty() || (p.window != 0 && (p.waiting != 0 || p.send_credits == 0))) {
+        return false;
+    }
+    PacketHeader h = header;
+    h.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
+    *s = fabric_.transmit(peers_.keys()[to], h, payload);
+    if (*s == Status::again) return false;
+    if (failed(*s)) {
+        error_ = *s;
+        return true;
+    }
+    if (p.window > 0) --p.send_credits;
+    p.unreturned -= h.credits;
+    ++stats_.data_sent;
+    if (h.credits != 0) ++stats_.piggybacked;
+    stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size() + 1);
+    return true;
 }
 
 Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     // A packet that may leave now goes straight to the fabric, which copies what it needs: it
     // needs no buffer here.
-    if (transmit_.empty() && !config_.deadlock_recovery) {
-        const PeerId to = peer_id(dst);
-        Peer& p = peers_[to];
-        if (p.window == 0 || (p.waiting == 0 && p.send_credits > 0)) {
-            PacketHeader h = header;
-            h.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
-            const Status s = fabric_.transmit(dst, h, payload);
-            if (s == Status::ok) {
-                if (p.window > 0) --p.send_credits;
-                p.unreturned -= h.credits;
-                ++stats_.data_sent;
-                if (h.credits != 0) ++stats_.piggybacked;
-                stats_.peak_buffers =
-                    std::max(stats_.peak_buffers, buffers_.size() - free_.size() + 1);
-                return Status::ok;
-            }
-            if (s != Status::again) return error_ = s;
-        }
-    }
+    Status s;
+    if (!config_.deadlock_recovery && send_now(peer_id(dst), header, payload, &s)) return s;
     return queue(dst, header, payload, kFromCollective);
+}
+
+Status Nic::multicast(std::span<const Rank> children, const PacketHeader& header,
+                      std::span<const std::byte> payload) {
+    if (failed(error_)) return error_;
+    if (config_.send_buffers == 0 && config_.forwarding == Forwarding::fpfs &&
+        !config_.deadlock_recovery) {  // from the host's memory, to each child in turn
+        for (const Rank child : children) {
+            if (const Status s = send(child, header, payload); failed(s)) return s;
+        }
+        return Status::ok;
+    }
+    if (send_buffers_free_ == 0) {
+        host_waits_for_space_ = true;
+        return Status::again;
+    }
+    --send_buffers_free_;
+    const BufferId id = hold(header, payload, kFromHost);
+    forward(id, peer_ids(children));
+    maybe_free(id);
+    maybe_recover();
+    return pump();
+}
+
+Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
+                    std::span<const std::byte> payload) {
+    if (failed(error_)) return error_;
+    Delivery* d = delivering_;
+    if (d == nullptr || d->header.seq != header.seq || d->header.step != header.step ||
+        d->header.kind != header.kind) {  // not the packet being delivered: sent anew
+        for (const Rank child : children) {
+            if (const Status s = send(child, header, payload); failed(s)) return s;
+        }
+        return Status::ok;
+    }
+    if (children.empty()) return Status::ok;
+    if (d->buffer == kNoBuffer) {
+        // Taken without a buffer so far: what may leave now goes straight to the fabric, and
+        // only what waits takes the receive buffer (a window's slot until it has left).
+        std::size_t sent = 0;
+        if (config_.forwarding == Forwarding::fpfs) {
+            Status s;
+            while (sent < children.size() && send_now(peer_id(children[sent]), d->header, payload, &s)) {
+                if (failed(s)) return s;
+                ++sent;
+            }
+            if (sent == children.size()) return Status::ok;
+        }
+        Peer& p = peers_[d->from];
+        if (p.window > 0) ++p.held;
+        d->buffer = hold(d->header, payload, d->from);
+        forward(d->buffer, peer_ids(children.subspan(sent)));
+        return Status::ok;
+    }
+    if (config_.stable_payloads && !payload.empty()) payloads_[d->buffer].bytes = payload;
+    if (d->channel != kNoChannel) {
+        forward_in_recovery(d->buffer, peer_ids(children), d->channel);
+    } else {
+        forward(d->buffer, peer_ids(children));
+    }
+    return Status::ok;
 }
 
 Status Nic::queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
                   PeerId from) {
     const BufferId id = hold(header, payload, from);
-    if (dst == kMulticast) {
-        forward(id, children_of(rank_));
-    } else {
-        buffers_[id].sends_left = 1;
-        enqueue(id, peer_id(dst));
-    }
+    buffers_[id].sends_left = 1;
+    enqueue(id, peer_id(dst));
     maybe_free(id);
     maybe_recover();
     return pump();
@@ -207,20 +262,28 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
     default: {  // data: a host's message, or a packet of a collective's protocol
         if (p.window > 0 && p.held + p.unreturned >= p.window) return Status::protocol;
         ++stats_.data_received;
-        if (taken_at_once(header.kind) && header.kind != PacketKind::multicast &&
-            !config_.deadlock_recovery) {
-            // The host takes it at once and the NIC forwards nothing: it needs no buffer here.
+        if (taken_at_once(header.kind) && !config_.deadlock_recovery) {
+            // The host takes it at once: it needs a buffer here only while forward() sends it
+            // on, and makes one then.
             PacketHeader h = header;
             h.credits = 0;
+            Delivery d{from, h};
+            stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size() + 1);
             ++stats_.delivered;
+            delivering_ = &d;
             delivered = port(header.kind).deliver(src, h, payload);
-            if (peers_[from].window > 0) owe_credit(from);  // the host may have added peers
+            delivering_ = nullptr;
+            if (d.buffer == kNoBuffer) {
+                if (peers_[from].window > 0) owe_credit(from);  // the host may have added peers
+            } else {
+                if (config_.forwarding == Forwarding::fcfs) release_slot(buffers_[d.buffer]);
+                maybe_free(d.buffer);
+            }
             break;
         }
         if (p.window > 0) ++p.held;
         const BufferId id = hold(header, payload, from);
         buffers_[id].for_host = true;
-        if (header.kind == PacketKind::multicast) forward(id, children_of(header.origin));
         delivered = deliver_or_keep(id);
         const Buffer& b = buffers_[id];  // the host may have sent: buffers_ may have moved
         if (b.sends_left != 0 || b.for_host) keep_copy(id);  // it outlives the caller's bytes
@@ -301,7 +364,10 @@ Status Nic::hand_to_host(BufferId id) {
     const PacketHeader header = buffers_[id].header;
     const PeerId from = buffers_[id].from;
     // The host may send from here, which may move buffers_.
+    Delivery d{from, header, id, buffers_[id].channel};
+    delivering_ = &d;
     const Status s = port(header.kind).deliver(peers_.keys()[from], header, payload_of(id));
+    delivering_ = nullptr;
     ++stats_.delivered;
     Buffer& b = buffers_[id];
     b.for_host = false;

@@ -1,24 +1,26 @@
 // LFC's NIC: its send path, flow control and multicast forwarding (Bhoedjang et al. §3), with
 // Kesavan and Panda's two forwarding disciplines (Kesavan and Panda §3). Every packet of both
-// fabrics goes through it: the host's messages in the modeled network, and the packets of the
-// collective agent that runs on it (agent.h) in the model and in real jobs.
+// fabrics goes through it: the packets of the collective agent that runs on it (agent.h), in the
+// model and in real jobs, and the host's own messages of the modeled network's host-based
+// collectives.
 //
-//   host ── post_send ──▶ send buffer ──┐
-//   agent ─ send ─────────────────────┐ │
-//                                     ├─┴─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
-//   Fabric ─ on_packet ─▶ receive buffer    (forwarding table of the        │        ▲
-//                              │             packet's origin)               └▶ blocked-sends[dst]
-//                              ├─▶ host (a message: into a buffer it posted)   (no credit for dst)
-//                              └─▶ agent (a collective's packet: at once)
+//   host ── post_send ──────▶ send buffer ──┐
+//   agent ─ multicast (root) ▶ send buffer ──┤
+//   agent ─ send ───────────────────────────┼─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
+//   agent ─ forward ─▶ receive buffer ──────┘                                   │        ▲
+//                           ▲                                                   └▶ blocked-sends[dst]
+//   Fabric ─ on_packet ─────┴─▶ agent (a collective's packet: at once)             (no credit for dst)
+//                           └─▶ host (a message: into a buffer it posted)
 //
+// The agent decides where a packet goes (its broadcast trees, its schedules); the NIC moves it.
 // Flow control is a sliding window between every pair of NICs: this NIC keeps `credits` receive
 // buffers for each sender, and a sender may transmit to it only while it holds a credit for it.
-// A receive buffer is released once its packet went to every child and to the host; released
-// buffers go back to their sender as credits, piggybacked on the next packet to that sender or,
-// when the sender is down to `low_water` credits, in an explicit credit packet. A destination's
-// blocked-sends queue is served before any new packet to it, so packets to one destination leave
-// in the order they were queued. A packet the host has no buffer for stays in the NIC, holding its
-// receive buffer, so its sender eventually stalls.
+// A receive buffer is released once its packet went to every child it is forwarded to and to
+// the host; released buffers go back to their sender as credits, piggybacked on the next packet
+// to that sender or, when the sender is down to `low_water` credits, in an explicit credit
+// packet. A destination's blocked-sends queue is served before any new packet to it, so packets
+// to one destination leave in the order they were queued. A host message the host has no buffer
+// for stays in the NIC, holding its receive buffer, so its sender eventually stalls.
 //
 // The NIC never reads a clock: the fabric and the host charge time for what it asks of them. The
 // host (or the agent) may send from inside deliver(); otherwise neither the host nor the fabric
@@ -60,15 +62,16 @@ struct NicConfig {
     int credits = 8;       // receive buffers kept for each sender, so each sender's window
     // A sender left with this many credits is sent an explicit update; below 0, half its window.
     int low_water = 4;
-    int send_buffers = 16; // buffers the host fills with packets to send; 0: no limit
+    // Buffers the host fills with packets to send (its messages, a broadcast root's packets);
+    // 0: no limit, the packets stay in the host's memory until they have left.
+    int send_buffers = 16;
     Forwarding forwarding = Forwarding::fpfs;
     // Deadlock channels and recovery (Bhoedjang et al. §4, nic/deadlock_recovery.h); FPFS only. Off: the
     // basic protocol, deadlock-free only on trees such as binomial ones.
     bool deadlock_recovery = false;
     // The host takes every packet as it arrives, with no receive buffers to post (a real job's
     // agent, which places each packet in its collective's buffer). Without it, only a host
-    // message (a unicast or multicast packet) waits for one: the packets of the agent's
-    // collectives never do.
+    // message waits for one: the packets of the agent's collectives never do.
     bool host_takes_all = false;
     // Payloads are not copied: a sent one stays where it is until its packet has left, and a
     // received one is either done with when on_packet() returns or copied then (a real job's
@@ -109,8 +112,6 @@ struct BlockedQueue {
 
 class Nic {
 public:
-    static constexpr Rank kMulticast = -1;
-
     // `peer_credits`, when not empty, holds each peer's window by rank instead of
     // config.credits. A window of 0 turns flow control off with that peer: its transport is its
     // own window (a ring of slots).
@@ -123,17 +124,28 @@ public:
     // host message's) from now on, or, with null, the host again.
     void attach(HostPort* agent) { agent_ = agent; }
 
-    // Multicast packets from `origin` continue from this NIC to `children`, in this order.
-    void set_route(Rank origin, std::span<const Rank> children);
-
-    // The host queues one packet of a message: to `dst`, or with kMulticast along this node's
-    // own tree. `again` when no send buffer is free (HostPort::send_space() follows); `protocol`
-    // after a transport error.
+    // The host queues one packet of a message to `dst`. `again` when no send buffer is free
+    // (HostPort::send_space() follows); the sticky error after a transport error.
     Status post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload);
-    // The same for a packet of a collective's protocol (a broadcast piece, a barrier token, an
-    // allgather block, a NACK), which keeps its kind and goes to `dst` only. It is sent from the
-    // collective's buffer and claims no send buffer (Yu et al. §4.3).
+    // A packet of a collective's protocol (a barrier token, an allgather block, a NACK), which
+    // keeps its kind and goes to `dst` only. It is sent from the collective's buffer and claims
+    // no send buffer (Yu et al. §4.3).
     Status send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload = {});
+    // A packet of a broadcast this rank is the root of, to `children` in this order under the
+    // forwarding discipline (FPFS: to each child as it comes; FCFS: the whole message to one
+    // child, then the next). It holds a send buffer until it has left for every child, as the
+    // host filled one with it (`again` when none is free; HostPort::send_space() follows), or,
+    // with send buffers unlimited, is sent from `payload`.
+    Status multicast(std::span<const Rank> children, const PacketHeader& header,
+                     std::span<const std::byte> payload);
+    // Forwards a packet of a broadcast to `children` (Bhoedjang et al. §3), `payload` being
+    // where the host placed it. From inside HostPort::deliver() of that very packet, it goes
+    // from its receive buffer, which, and with it its sender's credit, stays taken until the
+    // packet has left for every child; in a deadlock channel it goes on in that channel
+    // (Bhoedjang et al. §4.2). Otherwise (a packet the host kept until its collective was posted)
+    // it is sent anew, as by send().
+    Status forward(std::span<const Rank> children, const PacketHeader& header,
+                   std::span<const std::byte> payload);
 
     // Send buffers free for the host to fill; wait_for_send_space() asks for a
     // HostPort::send_space() call when one frees up.
@@ -165,10 +177,8 @@ public:
     int unreturned_credits(Rank peer) const;
     // The flow-control window with `peer` (0: none).
     int window(Rank peer) const { return window_of(peer); }
-    // A host's message (unicast, multicast) rather than a packet of the agent's collectives.
-    static bool is_message(PacketKind kind) {
-        return kind == PacketKind::unicast || kind == PacketKind::multicast;
-    }
+    // A host's message rather than a packet of the agent's collectives.
+    static bool is_message(PacketKind kind) { return kind == PacketKind::unicast; }
     // Nothing held, queued or blocked: every buffer is free.
     bool idle() const;
     bool waiting_for_host_buffers() const { return !to_host_.empty(); }
@@ -184,6 +194,7 @@ private:
     static constexpr BufferId kRecoveryAck = ~BufferId{0} - 1;  // ...for a recovery ack
     static constexpr PeerId kFromHost = ~PeerId{0};        // a host message's, in a send buffer
     static constexpr PeerId kFromCollective = ~PeerId{0} - 1;  // sent from a collective's buffer
+    static constexpr BufferId kNoBuffer = ~BufferId{0} - 2;
     static constexpr PeerId kNoChannel = ~PeerId{0};
     static constexpr PeerId kOwnChannel = ~PeerId{0} - 1;  // this NIC's own channel
     // What a NIC keeps inline (core/small_vector.h), enough for a node of a tree or chain:
@@ -224,7 +235,7 @@ private:
 
     int window_of(Rank rank) const;
     // Whether the host takes a packet of this kind as it arrives: every kind but a host
-    // message's (unicast, multicast) belongs to the agent's collectives, which always do.
+    // message's belongs to the agent's collectives, which always do.
     bool taken_at_once(PacketKind kind) const {
         return config_.host_takes_all || !is_message(kind);
     }
@@ -242,7 +253,13 @@ private:
     }
     Status queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
                  PeerId from);
-    std::span<const PeerId> children_of(Rank origin) const;
+    // `children` as peer indices (the last list asked for is kept: a broadcast forwards every
+    // packet to the same children).
+    std::span<const PeerId> peer_ids(std::span<const Rank> children);
+    // Sends straight to the fabric when nothing is queued before it and a credit allows: true
+    // when the packet is gone (or *s is the transport's error), false when it must be queued.
+    bool send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
+                  Status* s);
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
     std::span<const std::byte> payload_of(BufferId buffer) const;
     void forward(BufferId buffer, std::span<const PeerId> children);
@@ -251,6 +268,15 @@ private:
     void unblock(PeerId dst);
     Status deliver_or_keep(BufferId buffer);
     Status hand_to_host(BufferId buffer);
+    // The packet the host is being handed (HostPort::deliver()), which forward() sends on: its
+    // buffer (kNoBuffer until it needs one) and deadlock channel.
+    struct Delivery {
+        PeerId from;
+        const PacketHeader& header;
+        BufferId buffer = kNoBuffer;
+        PeerId channel = kNoChannel;
+    };
+    Delivery* delivering_ = nullptr;
     void release_slot(Buffer& buffer);
     void owe_credit(PeerId from);
     void maybe_free(BufferId buffer);
@@ -284,7 +310,8 @@ private:
     SmallVector<BufferId, kInlineBuffers> free_;
     Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
     RankMap<Peer, kInlinePeers> peers_;
-    RankMap<Children, 1> routes_;  // children, by origin
+    std::vector<Rank> children_;  // peer_ids()' last question...
+    Children children_ids_;       // ...and its answer
     SmallVector<Buffer, kInlineBuffers> buffers_;
     std::vector<Ring<BufferId>> blocked_;  // by peer, once one has to wait for a credit
     // Payloads by buffer, kept apart from the buffers: the simulator's packets carry none, and

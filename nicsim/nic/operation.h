@@ -28,6 +28,9 @@ public:
     virtual Status start() = 0;
     virtual Status on_packet(Rank src, const PacketHeader& header,
                              std::span<const std::byte> payload) = 0;
+    // The host moved the next packet of the collective's own data into the NIC (a host-fed
+    // broadcast root, bcast_op.h); invalid for a collective that takes none.
+    virtual Status supply() { return Status::invalid; }
     // Called while in progress, when the driver deems the packets this rank waits for overdue.
     // A collective without retransmission has nothing to do.
     virtual Status on_timeout() { return Status::in_progress; }

@@ -53,13 +53,9 @@ std::optional<AlltoallResult> run_alltoall(const AlltoallSpec& spec, Trace* trac
                    " nodes";
             return std::nullopt;
         }
-        for (Rank node = 0; node < n; ++node)
-            cluster.set_route(node, origin, trees[origin].children[node]);
     }
-    for (Rank origin = 0; origin < n; ++origin) {
-        for (int m = 0; m < spec.messages; ++m) {
-            cluster.send(origin, nic::Nic::kMulticast, static_cast<Seq>(m), spec.bytes, 0);
-        }
+    for (int m = 0; m < spec.messages; ++m) {
+        for (Rank origin = 0; origin < n; ++origin) cluster.broadcast(trees[origin], spec.bytes, 0);
     }
     result.events = sim.run();
 

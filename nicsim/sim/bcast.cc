@@ -128,19 +128,18 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
 
     Simulator sim;
     Cluster cluster(model, std::move(*topology), forwarding, sim, trace);
-    for (Rank node = 0; node < n; ++node) {
-        if (spec.forwarding == "host") {
+    if (spec.forwarding == "host") {
+        for (Rank node = 0; node < n; ++node) {
             cluster.set_host_route(node, spec.root, tree.children[node]);
-        } else {
-            cluster.set_route(node, spec.root, tree.children[node]);
         }
     }
     for (int m = 0; m < spec.messages; ++m) {
-        const Seq seq = static_cast<Seq>(m);
         if (spec.forwarding == "host") {
-            for (const Rank child : tree.children[spec.root]) cluster.send(spec.root, child, seq, spec.bytes, 0);
+            for (const Rank child : tree.children[spec.root]) {
+                cluster.send(spec.root, child, static_cast<Seq>(m), spec.bytes, 0);
+            }
         } else {
-            cluster.send(spec.root, nic::Nic::kMulticast, seq, spec.bytes, 0);
+            cluster.broadcast(tree, spec.bytes, 0);
         }
     }
     result.events = sim.run();

@@ -51,6 +51,8 @@ class Cluster::Node final : public EventHandler,
                             public nic::HostPort,
                             public GmNode {
 public:
+    static constexpr Rank kBroadcast = -1;  // send()'s destination for the node's own broadcast
+
     Node(Cluster& cluster, Rank rank, const nic::NicConfig& config) : c_(cluster), rank_(rank) {
         make_nic(config);
         if (c_.model_.p2p_flow == "gm") gm_.emplace(c_.model_, rank_, *this);
@@ -75,9 +77,12 @@ public:
     void enable_collectives(const nic::NicConfig& config, const nic::ChannelConfig& channels) {
         coll().agent.reset();
         make_nic(config);
-        nic::AgentConfig agent;
-        agent.channels = channels;
-        coll_->agent = std::make_unique<nic::Agent>(rank_, c_.topology_.nodes(), *nic_, agent);
+        make_agent(channels);
+    }
+
+    // The collective agent on the NIC as it is, unless it has one.
+    void enable_broadcasts() {
+        if (!coll().agent) make_agent({});
     }
 
     // The host posts a NIC-based collective: ts, then the request crosses the I/O bus; a hopping
@@ -152,6 +157,10 @@ public:
                 collective_arrival(f, arg, now);
                 break;
             }
+            if (f.header.kind == PacketKind::bcast) {
+                bcast_arrival(f, now);
+                break;
+            }
             const bool ahead = receive(now);
             repost_host_buffers();
             send_ahead_ = ahead;
@@ -169,7 +178,14 @@ public:
             posting_.pop_front();
             nic_now_ = std::max(now, nic_free_);
             repost_host_buffers();
-            check(nic_->post_send(p.dst, p.header, {}), "its host's packet to node", p.dst);
+            if (p.dst == kBroadcast) {
+                post_through(p.header.seq);
+                log(AgentEvent::supply, rank_, p.header);
+                check(coll_->agent->supply(p.header.seq), "its host's packet of broadcast",
+                      static_cast<Rank>(p.header.seq));
+            } else {
+                check(nic_->post_send(p.dst, p.header, {}), "its host's packet to node", p.dst);
+            }
             break;
         }
         case kWake:
@@ -278,13 +294,14 @@ public:
         return Status::ok;
     }
 
-    // The NIC DMAs a unicast packet into host memory from `from` on; returns when the DMA is over.
+    // The NIC DMAs a message's packet (a host message's, a broadcast's) into host memory from
+    // `from` on; returns when the DMA is over.
     Time to_host(const PacketHeader& header, Time from) {
         const Time start = std::max(from, bus_free_);
         bus_free_ = start + transfer_time(header.payload_bytes, c_.model_.dma_bw);
         if (bus_free_ > start) busy(Trace::Track::host, "dma in", start, bus_free_);
         const Time dma_done = bus_free_;
-        check_order(header);
+        if (header.kind == PacketKind::unicast) check_order(header);  // the agent checks its own
         if ((header.flags & kLastPacket) == 0) return dma_done;
         const Time begin = std::max(bus_free_, host_free_);
         host_free_ = begin + tr_;
@@ -381,6 +398,37 @@ private:
         check(coll_->agent->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
         send_ahead_ = false;
         check_collective_done();
+    }
+
+    // A broadcast's packet reached the NIC: tnr, then the agent forwards it and the NIC DMAs it
+    // into the host's message (the host has the message tr after its last packet).
+    void bcast_arrival(const Flight& f, Time now) {
+        if (!coll_ || !coll_->agent) {
+            check(Status::protocol, "a broadcast packet from node", f.src);
+            return;
+        }
+        const bool ahead = receive(now);
+        post_through(f.header.seq);
+        to_host(f.header, nic_now_);
+        send_ahead_ = ahead;
+        log(AgentEvent::deliver, f.src, f.header);
+        check(coll_->agent->deliver(f.src, f.header, {}), "a broadcast packet from node", f.src);
+        send_ahead_ = false;
+    }
+
+    // Every node takes part in every broadcast, posted as the first of its packets comes (the
+    // root's from its host, the others' from the network): as LFC's NICs hold their multicast
+    // trees, the agent has the broadcast before the packet. Each is forgotten once complete.
+    void post_through(Seq seq) {
+        for (; seq_at_or_after(seq, next_broadcast_); ++next_broadcast_) {
+            const Broadcast& b = c_.broadcasts_[next_broadcast_];
+            Seq posted;
+            log(AgentEvent::post);
+            check(coll_->agent->post_bcast(*b.tree, b.bytes,
+                                           static_cast<std::uint32_t>(c_.model_.mtu), {}, &posted),
+                  "posting broadcast", static_cast<Rank>(next_broadcast_));
+            coll_->agent->release(posted);
+        }
     }
 
     void start_collective(Time now) {
@@ -520,7 +568,7 @@ private:
             busy(Trace::Track::host, "send", begin, host_free_);
             return later(host_free_);
         }
-        if (gm_ && m.dst != nic::Nic::kMulticast) {  // GM's NIC fetches the packets itself
+        if (gm_ && m.dst != kBroadcast) {  // GM's NIC fetches the packets itself
             gm_->post(m.dst, m.origin, m.seq, m.bytes, m.packets);
             last_post_ = now;
             outgoing_.pop_front();
@@ -660,6 +708,14 @@ private:
         nic_.emplace(rank_, config, *this, *this);
         nic_->post_host_buffers(c_.model_.host_buffers);
     }
+    // The agent on it, whose broadcast roots the host feeds packet by packet.
+    void make_agent(const nic::ChannelConfig& channels) {
+        nic::AgentConfig agent;
+        agent.channels = channels;
+        agent.host_feeds_root = true;
+        coll_->agent = std::make_unique<nic::Agent>(rank_, c_.topology_.nodes(), *nic_, agent);
+    }
+    Seq next_broadcast_ = 0;  // the first broadcast not yet posted
 
     const Time ts_ = from_us(c_.model_.ts);
     const Time tr_ = from_us(c_.model_.tr);
@@ -731,8 +787,13 @@ Cluster::~Cluster() = default;
 
 const nic::Nic& Cluster::nic(Rank node) const { return nodes_[node]->nic(); }
 
-void Cluster::set_route(Rank node, Rank origin, std::span<const Rank> children) {
-    nodes_[node]->nic().set_route(origin, children);
+void Cluster::broadcast(const plan::Tree& tree, std::uint64_t bytes, Time at) {
+    if (broadcasts_.empty()) {
+        for (auto& node : nodes_) node->enable_broadcasts();
+    }
+    const auto seq = static_cast<Seq>(broadcasts_.size());
+    broadcasts_.push_back({&tree, bytes});
+    nodes_[tree.root]->send(Node::kBroadcast, tree.root, seq, bytes, at);
 }
 
 void Cluster::set_host_route(Rank node, Rank origin, std::span<const Rank> children) {

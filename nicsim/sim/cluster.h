@@ -9,10 +9,16 @@
 //   link ── busy while a packet crosses it; a switch adds its latency to the packet's head
 //   NIC  ── DMA across the I/O bus ──▶ host: tr once the message's last packet is in
 //
-// A node's NIC also runs the engine's collective agent (nic::Agent: barrier and allgather,
-// Yu et al.), as in a real job: the agent's packets go through the same NIC, with LFC's credits
-// (off when the network loses packets), but claim no send buffer and never wait for a host
-// buffer (Yu et al. §4.3):
+// A node's NIC also runs the engine's collective agent (nic::Agent), as in a real job: its
+// broadcasts (LFC's multicasts, Kesavan and Panda's trees), barriers and allgathers (Yu et al.)
+// go through the same NIC, with LFC's credits (off when the network loses packets) and never
+// wait for a host buffer. A broadcast root's host moves each packet into a send buffer, as it
+// sends a message:
+//
+//   host ── ts once, then per packet PIO or DMA into a send buffer ──▶ agent ── multicast ──▶
+//   agent ◀── tnr per packet, forwarded from its receive buffer; DMA to the host, tr after the last
+//
+// Barrier and allgather packets claim no send buffer (Yu et al. §4.3):
 //
 //   host ── ts, the request (and, hopping, its own block by DMA) ──▶ agent
 //   agent ── combining: each packet by DMA from host memory; hopping: re-injected from NIC memory
@@ -38,6 +44,7 @@
 #include "nic/nic.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
+#include "plan/tree.h"
 #include "sim/gm.h"
 #include "sim/model.h"
 #include "sim/rng.h"
@@ -49,8 +56,8 @@ namespace nicsim::sim {
 
 class Cluster {
 public:
-    // A message a host received in full: its origin, its number and when the host had it
-    // (tr included).
+    // A message or broadcast a host received in full: its origin, its number and when the host
+    // had it (tr included).
     struct Receipt {
         Rank origin;
         Seq seq;
@@ -68,13 +75,16 @@ public:
     const Topology& topology() const { return topology_; }
     const nic::Nic& nic(Rank node) const;
 
-    // Multicast packets from `origin` go on from `node`'s NIC to `children` (NIC forwarding)...
-    void set_route(Rank node, Rank origin, std::span<const Rank> children);
-    // ...or reach `node`'s host, which sends the whole message on to `children` (host forwarding).
-    void set_host_route(Rank node, Rank origin, std::span<const Rank> children);
+    // The next broadcast of every node, in call order (its number, from 0, is its Receipt's
+    // seq): `bytes` from tree.root along `tree` (labelled with nodes; it outlives the run),
+    // forwarded by the NICs' agents. The root's host starts sending it at `at`.
+    void broadcast(const plan::Tree& tree, std::uint64_t bytes, Time at);
 
-    // `node`'s host starts sending message `seq` of `bytes` bytes at time `at`, to `dst` or, with
-    // nic::Nic::kMulticast, along its own multicast tree. Messages leave in the order given.
+    // Host forwarding instead: messages from `origin` reach `node`'s host, which sends each
+    // whole on to `children`...
+    void set_host_route(Rank node, Rank origin, std::span<const Rank> children);
+    // ...as `node`'s host sends message `seq` of `bytes` bytes to `dst` from time `at`. Each
+    // host's messages and broadcasts leave in the order given.
     void send(Rank node, Rank dst, Seq seq, std::uint64_t bytes, Time at);
 
     const std::vector<Receipt>& receipts(Rank node) const;
@@ -98,7 +108,8 @@ public:
     // record a test replays through the real fabric's code path (test/nicsim/test_seam.cc).
     struct AgentEvent {
         enum Kind : std::uint8_t {
-            post,      // the host posted the node's collective
+            post,      // the host posted the node's collective (or the next broadcast)
+            supply,    // the host moved packet `header` of its broadcast into the NIC
             deliver,   // a packet from `peer` arrived (`header`)
             progress,  // the NIC, free again, offered its queue to the fabric
             timeout,   // the collective deemed its packets overdue
@@ -196,6 +207,11 @@ private:
     std::uint64_t collective_packets_ = 0;  // sent by agents
     std::uint64_t lost_packets_ = 0;
     std::set<std::tuple<Rank, Seq, std::uint32_t>> recovery_starters_;  // origin, seq, step
+    struct Broadcast {
+        const plan::Tree* tree;
+        std::uint64_t bytes;
+    };
+    std::vector<Broadcast> broadcasts_;  // by number
 };
 
 }  // namespace nicsim::sim

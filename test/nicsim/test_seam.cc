@@ -1,6 +1,11 @@
 // The seam between the two fabrics: the agent decides the same over the modeled network and over
 // the real fabric's code path (the C API's TransportFabric over an in-memory transport).
 //
+// Barriers and allgathers replay through the C API as a real job's group runs them. Broadcasts
+// replay through an agent on a TransportFabric with the model's NIC (its send buffers, which
+// the root's host fills packet by packet, and its forwarding discipline): the configuration a
+// modeled LFC node has, on the real fabric's code path.
+//
 // A modeled run records, per node, what its agent was asked (the host's post, each packet's
 // arrival, each time the NIC offered its queue to the fabric again) and every packet it handed
 // the fabric, with the fabric's answer. A group of the C API, on the same rank, is then asked the
@@ -13,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "nic/agent.h"
 #include "nicsim/nicsim.h"
 #include "plan/allgather.h"
 #include "plan/barrier.h"
@@ -20,6 +26,7 @@
 #include "sim/cluster.h"
 #include "sim/model.h"
 #include "sim/simulator.h"
+#include "real/transport_fabric.h"
 
 namespace nicsim {
 namespace {
@@ -146,6 +153,9 @@ std::string replay(Rank r, const sim::Model& model, const Collective& c,
             s = nicsim_group_progress(group);
             if (s == NICSIM_IN_PROGRESS) s = NICSIM_OK;
             break;
+        case Event::supply:
+            replay.fail("the model's host fed a broadcast; no barrier or allgather takes one");
+            break;
         case Event::timeout:
             replay.fail("the model's collective timed out; a real job's has no timer");
             break;
@@ -216,6 +226,146 @@ TEST(Seam, AllgathersDecideTheSameOnBothFabrics) {
     EXPECT_GT(seen.piggybacked, 0u);
     std::printf("# %zu packets refused by the fabric, %zu credit updates, %zu piggybacked\n",
                 seen.refused, seen.credit_updates, seen.piggybacked);
+}
+
+// Broadcasts: `messages` of `bytes` from `root` over a tree of `shape` (k where it takes one),
+// on LFC's cluster with `credits` per window.
+struct Broadcast {
+    const plan::TreeShape* shape;
+    int k;
+    Rank root;
+    std::uint64_t bytes;
+    int messages;
+    int credits;
+    nic::Forwarding forwarding;
+};
+
+sim::Model bcast_model(Rank nodes, const Broadcast& b) {
+    sim::Model model = sim::preset_model(*sim::find_preset("lfc-myrinet"));
+    model.nodes = nodes;
+    model.topology = "crossbar";
+    model.credits = b.credits;
+    model.low_water = b.credits / 2;
+    return model;
+}
+
+std::vector<std::vector<Event>> modeled_bcast(const sim::Model& model, const Broadcast& b) {
+    std::string why;
+    std::optional<sim::Topology> topology = sim::make_topology(model, &why);
+    EXPECT_TRUE(topology) << why;
+    // Laid as sim/bcast.cc lays a modeled broadcast's tree.
+    const plan::Tree tree =
+        plan::lay_along(b.shape->build(model.nodes, b.k), sim::tree_order(*topology, b.root));
+    sim::Simulator sim;
+    Cluster cluster(model, std::move(*topology), b.forwarding, sim, nullptr);
+    std::vector<std::vector<Event>> log;
+    Cluster::CollectiveOptions options;
+    options.log = &log;
+    cluster.enable_collectives(options);
+    for (int m = 0; m < b.messages; ++m) cluster.broadcast(tree, b.bytes, 0);
+    sim.run();
+    EXPECT_EQ(cluster.error(), "");
+    for (Rank r = 0; r < model.nodes; ++r) {
+        if (r != b.root) {
+            EXPECT_EQ(cluster.receipts(r).size(), static_cast<std::size_t>(b.messages)) << r;
+        }
+    }
+    return log;
+}
+
+// Rank r's record, replayed by an agent on the real fabric's code path: posts through the shape,
+// as a real job's agent lays its trees.
+std::string replay_bcast(Rank r, const sim::Model& model, const Broadcast& b,
+                         const std::vector<Event>& log) {
+    Replay replay{&log, 0, {}};
+    const nicsim_transport_t transport{&replay, &Replay::send};
+    real::TransportFabric fabric(transport);
+    nic::AgentConfig config;
+    config.nic = nic::NicConfig(model.credits, model.low_water, model.send_buffers, b.forwarding);
+    config.host_feeds_root = true;
+    nic::Agent agent(r, model.nodes, fabric, config);
+    std::vector<std::vector<std::byte>> messages;
+    std::vector<Seq> seqs;
+    std::vector<std::byte> payload;
+    while (replay.next < log.size() && replay.mismatch.empty()) {
+        const Event& e = log[replay.next++];
+        Status s = Status::ok;
+        switch (e.kind) {
+        case Event::post: {
+            messages.emplace_back(b.bytes, std::byte{1});
+            Seq seq;
+            s = agent.post_bcast(*b.shape, b.k, b.root, b.bytes,
+                                 static_cast<std::uint32_t>(model.mtu), messages.back(), &seq);
+            seqs.push_back(seq);
+            break;
+        }
+        case Event::supply:
+            s = agent.supply(e.header.seq);
+            break;
+        case Event::deliver:
+            payload.assign(e.header.payload_bytes, std::byte{0});
+            s = agent.deliver(e.peer, e.header, payload);
+            break;
+        case Event::progress:
+            s = agent.progress();
+            if (s == Status::in_progress) s = Status::ok;
+            break;
+        case Event::timeout:
+            replay.fail("a broadcast timed out");
+            break;
+        case Event::transmit:
+            replay.fail("the model sent " + describe(e.peer, e.header) + ", the real path did not");
+            break;
+        }
+        if (s != Status::ok) replay.fail("the real path answered " + std::string(to_string(s)));
+    }
+    for (const Seq seq : seqs) {
+        if (replay.mismatch.empty() && agent.test(seq) != Status::ok) {
+            replay.fail("broadcast " + std::to_string(seq) + " is not complete where the model's is");
+        }
+    }
+    return replay.mismatch;
+}
+
+TEST(Seam, BroadcastsDecideTheSameOnBothFabrics) {
+    Seen seen;
+    const std::uint64_t mtu = static_cast<std::uint64_t>(bcast_model(2, {}).mtu);
+    std::size_t runs = 0;
+    for (Rank n = 2; n <= 16; n += (n < 6 ? 1 : 5)) {
+        for (const plan::TreeShape& shape : plan::tree_shapes()) {
+            for (const std::uint64_t bytes : {std::uint64_t{0}, 3 * mtu - 1, 20 * mtu}) {
+                for (const int credits : {2, 8}) {
+                    for (const nic::Forwarding f : {nic::Forwarding::fpfs, nic::Forwarding::fcfs}) {
+                        const auto root = static_cast<Rank>(runs % static_cast<std::size_t>(n));
+                        const Broadcast b{&shape, shape.takes_k ? 2 : 0, root,
+                                          bytes, bytes == 0 ? 3 : 2, credits, f};
+                        ++runs;
+                        const sim::Model model = bcast_model(n, b);
+                        const std::vector<std::vector<Event>> log = modeled_bcast(model, b);
+                        ASSERT_EQ(log.size(), static_cast<std::size_t>(n));
+                        for (Rank r = 0; r < n; ++r) {
+                            EXPECT_EQ(replay_bcast(r, model, b, log[r]), "")
+                                << shape.name << " from " << b.root << " on " << n << " ranks, "
+                                << bytes << " B, " << credits << " credits, "
+                                << (f == nic::Forwarding::fpfs ? "fpfs" : "fcfs") << ", rank " << r;
+                            for (const Event& e : log[r]) {
+                                if (e.kind != Event::transmit) continue;
+                                seen.refused += e.answer == Status::again;
+                                seen.credit_updates += e.header.kind == PacketKind::credit;
+                                seen.piggybacked +=
+                                    e.header.kind != PacketKind::credit && e.header.credits != 0;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    EXPECT_GT(seen.refused, 0u);
+    EXPECT_GT(seen.credit_updates, 0u);
+    std::printf("# %zu broadcast runs: %zu packets refused by the fabric, %zu credit updates, "
+                "%zu piggybacked\n",
+                runs, seen.refused, seen.credit_updates, seen.piggybacked);
 }
 
 }  // namespace

@@ -27,9 +27,9 @@ TEST(Packet, HeaderRoundTrips) {
 }
 
 TEST(Packet, EveryKindRoundTrips) {
-    for (const PacketKind kind : {PacketKind::barrier, PacketKind::multicast, PacketKind::unicast,
-                                  PacketKind::credit, PacketKind::allgather, PacketKind::nack,
-                                  PacketKind::bcast, PacketKind::recovery_ack}) {
+    for (const PacketKind kind : {PacketKind::barrier, PacketKind::unicast, PacketKind::credit,
+                                  PacketKind::allgather, PacketKind::nack, PacketKind::bcast,
+                                  PacketKind::recovery_ack}) {
         PacketHeader h;
         h.kind = kind;
         const auto decoded = PacketHeader::decode(bytes_of(h));
@@ -57,6 +57,9 @@ TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
     auto kind_high = good;
     kind_high[3] = std::byte{9};
     EXPECT_FALSE(PacketHeader::decode(kind_high));
+    auto kind_retired = good;  // 2 was the host's multicast, now the agent's broadcast
+    kind_retired[3] = std::byte{2};
+    EXPECT_FALSE(PacketHeader::decode(kind_retired));
     EXPECT_FALSE(PacketHeader::decode(kind));
 
     auto trailing = good;  // payload_bytes says 0 but a byte follows

@@ -1,6 +1,8 @@
 // NICs without time, for the tests of LFC's NIC (test_nic.cc) and its deadlock recovery
 // (test_deadlock_recovery.cc): NICs wired by FIFO channels (one per ordered pair, as links keep
-// order), with the head of a random channel delivered at each step.
+// order), with the head of a random channel delivered at each step. Each host forwards the
+// broadcast packets it is handed along its route for their origin, as the agent does along its
+// trees.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -32,12 +34,20 @@ public:
                     std::span<const std::byte> payload) override;
     Status deliver(Rank, const PacketHeader& header, std::span<const std::byte> payload) override {
         got.push_back({header, {payload.begin(), payload.end()}});
+        if (!Nic::is_message(header.kind)) {
+            if (const auto route = routes.find(header.origin); route != routes.end()) {
+                return nic->forward(route->second, header, payload);
+            }
+            return Status::ok;
+        }
         ++consumed;
         return Status::ok;
     }
     void send_space() override { ++space_calls; }
     void tick_after(double) override { tick_wanted = true; }
 
+    Nic* nic = nullptr;
+    std::map<Rank, std::vector<Rank>> routes;  // children, by broadcast origin
     std::vector<Packet> got;
     std::vector<Rank> sent_to;  // destinations of data packets, in transmit order
     int space_calls = 0;
@@ -64,7 +74,18 @@ public:
             nics.push_back(std::make_unique<Nic>(r, config, *ports.back(), *ports.back(),
                                                  peer_credits));
             nics.back()->post_host_buffers(host_buffers);
+            ports.back()->nic = nics.back().get();
         }
+    }
+    // Broadcast packets from `origin` go on from `node` to `children`.
+    void set_route(Rank node, Rank origin, std::span<const Rank> children) {
+        ports[node]->routes[origin].assign(children.begin(), children.end());
+    }
+    // `origin` multicasts a packet of its own along its route.
+    Status multicast(Rank origin, PacketHeader header, std::span<const std::byte> payload) {
+        header.kind = PacketKind::bcast;
+        header.origin = origin;
+        return nics[origin]->multicast(ports[origin]->routes[origin], header, payload);
     }
     void carry(Rank src, Rank dst, Packet p) { channels_[{src, dst}].push_back(std::move(p)); }
     // Lets hosts post their buffers again, then delivers the head of a random non-empty channel;

@@ -36,7 +36,7 @@ Outcome all_to_all(Net& net, const std::vector<plan::Tree>& trees, int messages,
                    std::uint32_t packets, std::size_t bytes) {
     const auto n = static_cast<Rank>(net.nics.size());
     for (Rank origin = 0; origin < n; ++origin) {
-        for (Rank v = 0; v < n; ++v) net.nics[v]->set_route(origin, trees[origin].children[v]);
+        for (Rank v = 0; v < n; ++v) net.set_route(v, origin, trees[origin].children[v]);
     }
     std::vector<std::uint32_t> posted(static_cast<std::size_t>(n), 0);
     const std::uint32_t total = static_cast<std::uint32_t>(messages) * packets;
@@ -50,8 +50,8 @@ Outcome all_to_all(Net& net, const std::vector<plan::Tree>& trees, int messages,
                 h.step = posted[origin] % packets;
                 h.payload_bytes = static_cast<std::uint32_t>(bytes);
                 if (h.step + 1 == packets) h.flags = kLastPacket;
-                const Status s = net.nics[origin]->post_send(
-                    Nic::kMulticast, h, payload_of(origin, h.seq, h.step, bytes));
+                const Status s =
+                    net.multicast(origin, h, payload_of(origin, h.seq, h.step, bytes));
                 if (s == Status::again) break;
                 EXPECT_EQ(s, Status::ok);
                 ++posted[origin];
@@ -210,10 +210,10 @@ TEST(DeadlockRecovery, RingOfChainsDeadlocksWithoutAndCompletesWith) {
 // A flagged packet for a channel that is taken, or with recovery off, breaks the protocol.
 TEST(DeadlockRecovery, RefusesASecondPacketInOneChannel) {
     const NicConfig config{2, 0, 4, Forwarding::fpfs, true};
-    // Node 1's host posts no buffer: the packet stays in the channel.
+    // Node 1's host posts no buffer: the host message stays in the channel.
     Net net(3, config, 0, 1, true);
     PacketHeader h;
-    h.kind = PacketKind::multicast;
+    h.kind = PacketKind::unicast;
     h.origin = 0;
     h.flags = kDeadlockFlag;
     h.credits = 0;  // the channel's owner

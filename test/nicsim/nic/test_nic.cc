@@ -17,7 +17,10 @@
 namespace nicsim::nic {
 namespace {
 
-// Posts `messages` messages of `packets` packets, retrying while send buffers are full.
+constexpr Rank kMulticast = -1;  // post_all()'s destination for a broadcast along the routes
+
+// Posts `messages` messages of `packets` packets, to `dst` or multicast, retrying while send
+// buffers are full.
 void post_all(Net& net, Rank origin, Rank dst, int messages, std::uint32_t packets, std::size_t bytes) {
     for (int m = 0; m < messages; ++m) {
         for (std::uint32_t s = 0; s < packets; ++s) {
@@ -28,7 +31,8 @@ void post_all(Net& net, Rank origin, Rank dst, int messages, std::uint32_t packe
             h.payload_bytes = static_cast<std::uint32_t>(bytes);
             if (s + 1 == packets) h.flags = kLastPacket;
             const auto payload = payload_of(origin, h.seq, s, bytes);
-            while (net.nics[origin]->post_send(dst, h, payload) == Status::again) {
+            while ((dst == kMulticast ? net.multicast(origin, h, payload)
+                                      : net.nics[origin]->post_send(dst, h, payload)) == Status::again) {
                 ASSERT_TRUE(net.step()) << "no send buffer frees up";
             }
         }
@@ -193,8 +197,8 @@ TEST_P(RandomMulticast, EveryHostGetsEveryPacketOnceInOrderAndCreditsAreConserve
     const plan::Tree tree = random_tree(n, rng);
     // Rank the nodes at random so the tree's shape and the rank numbers are unrelated.
     Net net(n, config, static_cast<int>(1 + rng.below(8)), seed);
-    for (Rank v = 0; v < n; ++v) net.nics[v]->set_route(0, tree.children[v]);
-    post_all(net, 0, Nic::kMulticast, messages, packets, bytes);
+    for (Rank v = 0; v < n; ++v) net.set_route(v, 0, tree.children[v]);
+    post_all(net, 0, kMulticast, messages, packets, bytes);
     net.run();
     std::vector<Rank> receivers;
     for (Rank v = 1; v < n; ++v) receivers.push_back(v);
@@ -216,8 +220,8 @@ TEST(Nic, FpfsServesPacketsFirstAndFcfsServesChildrenFirst) {
     for (const Forwarding f : {Forwarding::fpfs, Forwarding::fcfs}) {
         Net net(3, NicConfig{8, 4, 8, f}, 100, 6);
         const std::vector<Rank> children = {1, 2};
-        net.nics[0]->set_route(0, children);
-        post_all(net, 0, Nic::kMulticast, 1, 3, 0);
+        net.set_route(0, 0, children);
+        post_all(net, 0, kMulticast, 1, 3, 0);
         const std::vector<Rank> expected =
             f == Forwarding::fpfs ? std::vector<Rank>{1, 2, 1, 2, 1, 2} : std::vector<Rank>{1, 1, 1, 2, 2, 2};
         EXPECT_EQ(net.ports[0]->sent_to, expected);
