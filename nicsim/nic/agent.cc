@@ -28,10 +28,7 @@ Agent::Agent(Rank rank, Rank size, Nic& nic, AgentConfig config)
     : Agent(rank, size, &nic, nullptr, std::move(config)) {}
 
 Agent::Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config)
-    : own_nic_(nic != nullptr ? std::nullopt
-                              : std::optional<Nic>(std::in_place, rank, config.nic, *fabric, host_,
-                                                   checked(size, std::move(config.peer_credits)))),
-      nic_(nic != nullptr ? *nic : *own_nic_),
+    : nic_(nic),
       rank_(rank),
       size_(size),
       order_(std::move(config.order)),
@@ -39,7 +36,11 @@ Agent::Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config)
       host_feeds_root_(config.host_feeds_root),
       channels_(config.channels),
       idle_allgather_(nullptr, OpEnd{&spares_, sizeof(AllgatherOp)}) {
-    nic_.attach(&host_);
+    if (nic_ == nullptr) {
+        nic_ = &own_nic_.emplace(rank, config.nic, *fabric, host_,
+                                 checked(size, std::move(config.peer_credits)));
+    }
+    nic_->attach(&host_);
     if (!node_of_.empty() && node_of_.size() != static_cast<std::size_t>(size)) {
         throw std::invalid_argument("node_of does not name every rank's node");
     }
@@ -54,7 +55,10 @@ Agent::Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config)
 }
 
 Agent::~Agent() {
-    nic_.attach(nullptr);
+    nic_->attach(nullptr);
+    // The ops go back into spares_, which, declared after ops_, goes first.
+    while (!ops_.empty()) ops_.pop_front();
+    idle_allgather_.reset();
 }
 
 std::vector<Rank> Agent::order() const {
@@ -70,7 +74,7 @@ Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
                                 : plan::node_barrier(algorithm, rank_, order(), node_of_);
     });
     if (steps == nullptr) return Status::invalid;
-    return start(make_op<BarrierOp>(next_seq_, *steps, nic_), seq);
+    return start(make_op<BarrierOp>(next_seq_, *steps, *nic_), seq);
 }
 
 const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
@@ -114,7 +118,7 @@ Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint3
         packet_count(bytes, mtu) > kBcastMaxPackets) {
         return Status::invalid;
     }
-    return start(make_op<BcastOp>(next_seq_, rank_, tree, bytes, mtu, message, nic_, stats_,
+    return start(make_op<BcastOp>(next_seq_, rank_, tree, bytes, mtu, message, *nic_, stats_,
                                   host_feeds_root_),
                  seq);
 }
@@ -151,7 +155,7 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
         return start(OpPtr(op, idle_allgather_.get_deleter()), seq, op);
     }
     auto op = make_op<AllgatherOp>(next_seq_, rank_, size_, algorithm.combines, *steps,
-                                   block_bytes, mtu, result, nic_, stats_, own);
+                                   block_bytes, mtu, result, *nic_, stats_, own);
     auto* allgather = static_cast<AllgatherOp*>(op.get());
     return start(std::move(op), seq, allgather);
 }
@@ -220,7 +224,7 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
     if (src < 0 || src >= size_ || (!payload.empty() && payload.size() != header.payload_bytes)) {
         return Status::protocol;
     }
-    return nic_.on_packet(src, header, payload);
+    return nic_->on_packet(src, header, payload);
 }
 
 // The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
@@ -247,6 +251,7 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
 Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
                    std::span<const std::byte> payload) {
     if (failed(slot.status)) return Status::protocol;
+    last_fed_ = slot.op.get();
     const Status s = slot.op->on_packet(src, header, payload);
     if (slot.status == Status::in_progress) settle(slot.seq, slot, s);  // may forget the slot
     return failed(s) ? s : Status::ok;
@@ -259,7 +264,7 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
 }
 
 Status Agent::progress() {
-    const Status s = nic_.progress();
+    const Status s = nic_->progress();
     if (failed(s)) {
         for (std::size_t i = 0; i < ops_.size(); ++i) {  // settle() may forget a slot, not move it
             std::optional<Slot>& slot = ops_[i];
@@ -267,7 +272,7 @@ Status Agent::progress() {
         }
         return s;
     }
-    return nic_.queued() == 0 ? Status::ok : Status::in_progress;
+    return nic_->queued() == 0 ? Status::ok : Status::in_progress;
 }
 
 Status Agent::timeout() {
@@ -290,7 +295,7 @@ Status Agent::test(Seq seq) const {
     const Slot* slot = find(seq);
     if (slot == nullptr) return Status::invalid;
     // A collective is not complete while packets it sent may still wait in the transmit queue.
-    if (slot->status == Status::ok && nic_.queued() != 0) return Status::in_progress;
+    if (slot->status == Status::ok && nic_->queued() != 0) return Status::in_progress;
     return slot->status;
 }
 

@@ -97,7 +97,7 @@ public:
     Status post_bcast(const plan::TreeShape& shape, int k, Rank root, std::uint64_t bytes,
                       std::uint32_t mtu, std::span<std::byte> message, Seq* seq);
     // The same over a tree the driver laid (labelled with ranks, spanning the group, rooted at
-    // tree.root), which outlives the collective: the modeled network's, one for every node.
+    // tree.root): the modeled network's, one for every node.
     Status post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                       std::span<std::byte> message, Seq* seq);
     // With host_feeds_root: the root's host moved the next packet of broadcast `seq` into the
@@ -157,11 +157,14 @@ public:
     std::size_t active() const { return live_; }
     std::size_t early_packets() const;
     const CollectiveStats& stats() const { return stats_; }
+    // The state of the collective last fed a packet, for a driver that prefetches it before the
+    // next packet (it may be forgotten since: only an address, never to be read).
+    const void* last_fed() const { return last_fed_; }
     // Flow control (nic.h): packets that had to wait for a credit; credits held for sending to
     // `peer`, and credits owed to it.
-    std::uint64_t credit_stalls() const { return nic_.stats().blocked; }
-    int credits(Rank peer) const { return nic_.send_credits(peer); }
-    int owed_credits(Rank peer) const { return nic_.unreturned_credits(peer); }
+    std::uint64_t credit_stalls() const { return nic_->stats().blocked; }
+    int credits(Rank peer) const { return nic_->send_credits(peer); }
+    int owed_credits(Rank peer) const { return nic_->unreturned_credits(peer); }
 
 private:
     // An op lives in one of the agent's spare blocks (a real job makes one per collective) and
@@ -222,27 +225,29 @@ private:
 
     Agent(Rank rank, Rank size, Nic* nic, Fabric* fabric, AgentConfig config);
 
+    // What a packet's way through the agent touches comes first (the slot of its collective
+    // included, while few are in flight), the rest after it.
     Host host_{*this};
-    std::optional<Nic> own_nic_;  // when the agent has a NIC of its own
-    Nic& nic_;
+    Nic* nic_;  // own_nic_, or the driver's
     Rank rank_;
     Rank size_;
+    Seq ops_first_ = 0;
+    Seq next_seq_ = 0;
+    std::size_t live_ = 0;
+    const void* last_fed_ = nullptr;
+    // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is
+    // a window from the oldest one still held (ops_first_); forgotten ones leave a hole until
+    // everything before them is gone too. The destructor ends them before spares_ goes.
+    Ring<std::optional<Slot>, 4> ops_;
+    Spares spares_;  // where the ops live
     std::vector<Rank> order_;  // empty: rank order
     std::vector<int> node_of_;
     bool host_feeds_root_;
     Channels channels_;
     CollectiveStats stats_;
-    Seq next_seq_ = 0;
-    Spares spares_;  // before ops_: the ops go back into it
     // The last allgather forgotten, kept to become the next one of the same schedule and sizes
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
-    // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is
-    // a window from the oldest one still held (ops_first_); forgotten ones leave a hole until
-    // everything before them is gone too.
-    Ring<std::optional<Slot>, 4> ops_;
-    Seq ops_first_ = 0;
-    std::size_t live_ = 0;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
     // This rank's schedules, planned once per algorithm.
     Schedules<plan::BarrierAlgorithm, plan::BarrierSchedule, &BarrierOp::runs> barrier_schedules_;
@@ -253,6 +258,7 @@ private:
     // The last one asked for: a job broadcasts from the same root again and again.
     std::uint64_t last_key_ = 0;
     const plan::Tree* last_tree_ = nullptr;
+    std::optional<Nic> own_nic_;  // a real job's agent's NIC
 };
 
 }  // namespace nicsim::nic

@@ -6,19 +6,21 @@ namespace nicsim::nic {
 
 BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                  std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed)
-    : seq_(seq),
-      rank_(rank),
-      tree_(tree),
+    : packets_(packet_count(bytes, mtu)),
       bytes_(bytes),
       mtu_(mtu),
-      message_(message),
+      parent_(tree.parent[rank]),
+      root_(tree.root),
+      rank_(rank),
+      seq_(seq),
+      host_fed_(host_fed),
       nic_(nic),
       stats_(stats),
-      packets_(packet_count(bytes, mtu)),
-      host_fed_(host_fed) {}
+      message_(message),
+      children_(tree.children[rank].begin(), tree.children[rank].end()) {}
 
 Status BcastOp::start() {
-    if (rank_ != tree_.root || host_fed_) return Status::in_progress;
+    if (rank_ != root_ || host_fed_) return Status::in_progress;
     while (next_ < packets_) {
         if (const Status s = supply(); failed(s)) return s;
     }
@@ -26,17 +28,17 @@ Status BcastOp::start() {
 }
 
 Status BcastOp::supply() {
-    if (rank_ != tree_.root || next_ == packets_) return Status::invalid;
+    if (rank_ != root_ || next_ == packets_) return Status::invalid;
     const PacketHeader h = packet_header(next_);
     const auto payload = message_.empty() ? std::span<const std::byte>{}
                                           : message_.subspan(next_ * mtu_, h.payload_bytes);
-    if (const Status s = nic_.multicast(tree_.children[rank_], h, payload); failed(s)) return s;
+    if (const Status s = nic_.multicast(children_, h, payload); failed(s)) return s;
     return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
 bool BcastOp::expects(Rank src, const PacketHeader& header) const {
-    if (header.kind != PacketKind::bcast || src != tree_.parent[rank_] ||
-        header.origin != tree_.root || next_ == packets_ || header.step != next_) {
+    if (header.kind != PacketKind::bcast || src != parent_ ||
+        header.origin != root_ || next_ == packets_ || header.step != next_) {
         return false;
     }
     const std::uint64_t offset = next_ * mtu_;
@@ -57,10 +59,10 @@ Status BcastOp::on_packet(Rank src, const PacketHeader& header,
     if (!message_.empty() && !payload.empty() && payload.data() != message_.data() + offset) {
         std::memcpy(message_.data() + offset, payload.data(), length);
     }
-    if (!tree_.children[rank_].empty()) {
+    if (!children_.empty()) {
         const auto placed = message_.empty() ? std::span<const std::byte>{}
                                              : message_.subspan(offset, length);
-        if (const Status s = nic_.forward(tree_.children[rank_], header, placed); failed(s)) {
+        if (const Status s = nic_.forward(children_, header, placed); failed(s)) {
             return s;
         }
         ++stats_.forwarded;
@@ -73,7 +75,7 @@ PacketHeader BcastOp::packet_header(std::uint64_t index) const {
     h.kind = PacketKind::bcast;
     h.seq = seq_;
     h.step = static_cast<std::uint32_t>(index);
-    h.origin = tree_.root;
+    h.origin = root_;
     h.flags = index + 1 == packets_ ? kLastPacket : 0;
     h.payload_bytes =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - index * mtu_));

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <span>
 
+#include "core/small_vector.h"
 #include "nic/nic.h"
 #include "nic/operation.h"
 #include "plan/tree.h"
@@ -33,7 +34,7 @@ constexpr std::uint64_t kBcastMaxPackets = std::uint64_t{1} << 32;
 
 class BcastOp final : public Operation {
 public:
-    // `tree` spans the group, is labelled with ranks and outlives the op; `message` is empty or
+    // `tree` spans the group and is labelled with ranks; `message` is empty or
     // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets. `host_fed`: the
     // root's packets leave as the host supplies them, none at start().
     BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
@@ -51,19 +52,23 @@ private:
     // The header of packet `index`.
     PacketHeader packet_header(std::uint64_t index) const;
 
-    Seq seq_;
-    Rank rank_;
-    const plan::Tree& tree_;
-    std::uint64_t bytes_;
-    std::uint32_t mtu_;
-    std::span<std::byte> message_;
-    Nic& nic_;
-    CollectiveStats& stats_;
-    std::uint64_t packets_;
+    // What every packet reads comes first: with the op on a cache line of its own (core/spares.h),
+    // its first line.
     // The root: packets its host has handed over and the NIC multicast; every other rank: the
     // next packet it expects from its parent.
     std::uint64_t next_ = 0;
+    std::uint64_t packets_;
+    std::uint64_t bytes_;
+    std::uint32_t mtu_;
+    Rank parent_;
+    Rank root_;
+    Rank rank_;
+    Seq seq_;
     bool host_fed_;
+    Nic& nic_;
+    CollectiveStats& stats_;
+    std::span<std::byte> message_;
+    SmallVector<Rank, 4> children_;  // this rank's, copied: each packet needs them
 };
 
 }  // namespace nicsim::nic

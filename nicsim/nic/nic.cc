@@ -178,8 +178,12 @@ Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
                     std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     Delivery* d = delivering_;
-    if (d == nullptr || d->header.seq != header.seq || d->header.step != header.step ||
-        d->header.kind != header.kind) {  // not the packet being delivered: sent anew
+    // Not the packet being delivered, or one the host placed in a buffer that outlives it (a
+    // real job's collective, whose buffer is the packet's receive buffer): sent anew from there,
+    // its receive buffer here free at once.
+    if (d == nullptr || (d->buffer == kNoBuffer && config_.stable_payloads) ||
+        d->header.seq != header.seq || d->header.step != header.step ||
+        d->header.kind != header.kind) {
         for (const Rank child : children) {
             if (const Status s = send(child, header, payload); failed(s)) return s;
         }
@@ -187,16 +191,18 @@ Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
     }
     if (children.empty()) return Status::ok;
     if (d->buffer == kNoBuffer) {
-        // Taken without a buffer so far: what may leave now goes straight to the fabric, and
-        // only what waits takes the receive buffer (a window's slot until it has left).
+        // Taken at once so far: what may leave now goes straight to the fabric, and only what
+        // has to wait takes the receive buffer (and holds its sender's credit) until it has left.
         std::size_t sent = 0;
         if (config_.forwarding == Forwarding::fpfs) {
-            Status s;
-            while (sent < children.size() && send_now(peer_id(children[sent]), d->header, payload, &s)) {
+            Status s = Status::ok;
+            while (sent < children.size() &&
+                   send_now(peer_id(children[sent]), d->header, payload, &s)) {
                 if (failed(s)) return s;
                 ++sent;
             }
             if (sent == children.size()) return Status::ok;
+            d->refused = s == Status::again;  // on_packet() need not offer the queue again
         }
         Peer& p = peers_[d->from];
         if (p.window > 0) ++p.held;
@@ -279,6 +285,7 @@ Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std:
                 if (config_.forwarding == Forwarding::fcfs) release_slot(buffers_[d.buffer]);
                 maybe_free(d.buffer);
             }
+            if (d.refused) return delivered;  // the fabric takes nothing more now
             break;
         }
         if (p.window > 0) ++p.held;

@@ -75,7 +75,11 @@ struct NicConfig {
     bool host_takes_all = false;
     // Payloads are not copied: a sent one stays where it is until its packet has left, and a
     // received one is either done with when on_packet() returns or copied then (a real job's
-    // agent sends from its collectives' buffers, which outlive their packets).
+    // agent sends from its collectives' buffers, which outlive their packets). A forwarded
+    // packet then goes on from where the host placed it, which is its receive buffer: its
+    // sender's credit returns at once. (LFC's NIC forwards from its own receive buffers, whose
+    // credits wait for the forwarding; with windows that cross between trees of concurrent
+    // broadcasts, that can deadlock without LFC's recovery, Bhoedjang et al. §4.)
     bool stable_payloads = false;
     // 0: a blocked-sends queue signals deadlock at once (Bhoedjang et al. §4.1). > 0: the timeout-based
     // refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no packet leaving it
@@ -142,8 +146,9 @@ public:
     // where the host placed it. From inside HostPort::deliver() of that very packet, it goes
     // from its receive buffer, which, and with it its sender's credit, stays taken until the
     // packet has left for every child; in a deadlock channel it goes on in that channel
-    // (Bhoedjang et al. §4.2). Otherwise (a packet the host kept until its collective was posted)
-    // it is sent anew, as by send().
+    // (Bhoedjang et al. §4.2). Otherwise (a packet the host kept until its collective was
+    // posted, or, with stable payloads, placed in its collective's buffer) it is sent anew, as
+    // by send().
     Status forward(std::span<const Rank> children, const PacketHeader& header,
                    std::span<const std::byte> payload);
 
@@ -275,6 +280,7 @@ private:
         const PacketHeader& header;
         BufferId buffer = kNoBuffer;
         PeerId channel = kNoChannel;
+        bool refused = false;  // the fabric refused a packet forward() sent straight to it
     };
     Delivery* delivering_ = nullptr;
     void release_slot(Buffer& buffer);
@@ -310,8 +316,8 @@ private:
     SmallVector<BufferId, kInlineBuffers> free_;
     Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
     RankMap<Peer, kInlinePeers> peers_;
-    std::vector<Rank> children_;  // peer_ids()' last question...
-    Children children_ids_;       // ...and its answer
+    SmallVector<Rank, kInlineChildren> children_;  // peer_ids()' last question...
+    Children children_ids_;                        // ...and its answer
     SmallVector<Buffer, kInlineBuffers> buffers_;
     std::vector<Ring<BufferId>> blocked_;  // by peer, once one has to wait for a credit
     // Payloads by buffer, kept apart from the buffers: the simulator's packets carry none, and

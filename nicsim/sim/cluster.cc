@@ -37,6 +37,8 @@ constexpr int kMaxSilentTimeouts = 1000;
 
 // How much of the next event's node the simulator prefetches (see the Cluster constructor).
 constexpr std::size_t kPrefetchBytes = 12 * 64;
+// ...and of its agent, before an arrival (Node::prepare()).
+constexpr std::size_t kAgentPrefetchBytes = 3 * 64;
 
 // A GmEvent and its argument (a rank) in one event argument.
 constexpr unsigned kGmEventShift = 28;
@@ -76,6 +78,7 @@ public:
     // agent on it.
     void enable_collectives(const nic::NicConfig& config, const nic::ChannelConfig& channels) {
         coll().agent.reset();
+        agent_ = nullptr;
         make_nic(config);
         make_agent(channels);
     }
@@ -139,12 +142,6 @@ public:
 
     void on_event(std::uint32_t kind, std::uint32_t arg) override {
         const Time now = c_.sim_.now();
-        // The simulator prefetches the next event's node; if that event is an arrival, its
-        // flight is the other thing it will wait for (a big run's flights are far apart).
-        if (const Simulator::Event* next = c_.sim_.next_event();
-            next != nullptr && next->kind == kArrive && next->arg < c_.flights_.size()) {
-            __builtin_prefetch(&c_.flights_[next->arg]);
-        }
         switch (kind) {
         case kArrive: {
             const Flight f = c_.flights_[arg];
@@ -197,9 +194,9 @@ public:
             free_scheduled_ = false;
             nic_now_ = now;
             repost_host_buffers();
-            if (coll_ && coll_->agent) {  // the agent's progress also settles its collectives
+            if (agent_ != nullptr) {  // the agent's progress also settles its collectives
                 log(AgentEvent::progress);
-                check(coll_->agent->progress(), "its transmit queue at node", rank_);
+                check(agent_->progress(), "its transmit queue at node", rank_);
                 check_collective_done();
             } else {
                 check(nic_->progress(), "its transmit queue at node", rank_);
@@ -226,6 +223,21 @@ public:
         if (nic_->waiting_for_host_buffers() && !reposts_.empty() && !wake_scheduled_) {
             wake_scheduled_ = true;
             c_.sim_.schedule(std::max(reposts_.front(), now), *this, kWake);
+        }
+    }
+
+    // An arrival comes next: its flight (a big run's flights are far apart) and the
+    // collective the agent last fed, which the packet most likely belongs to.
+    void prepare(std::uint32_t kind, std::uint32_t arg) override {
+        if (kind != kArrive) return;
+        if (arg < c_.flights_.size()) __builtin_prefetch(&c_.flights_[arg]);
+        if (hot_ != nullptr) {
+            __builtin_prefetch(hot_);
+            __builtin_prefetch(static_cast<const char*>(hot_) + 64);
+            const auto* agent = reinterpret_cast<const char*>(agent_);
+            for (std::size_t offset = 0; offset < kAgentPrefetchBytes; offset += 64) {
+                __builtin_prefetch(agent + offset);
+            }
         }
     }
 
@@ -403,7 +415,7 @@ private:
     // A broadcast's packet reached the NIC: tnr, then the agent forwards it and the NIC DMAs it
     // into the host's message (the host has the message tr after its last packet).
     void bcast_arrival(const Flight& f, Time now) {
-        if (!coll_ || !coll_->agent) {
+        if (agent_ == nullptr) {
             check(Status::protocol, "a broadcast packet from node", f.src);
             return;
         }
@@ -412,7 +424,8 @@ private:
         to_host(f.header, nic_now_);
         send_ahead_ = ahead;
         log(AgentEvent::deliver, f.src, f.header);
-        check(coll_->agent->deliver(f.src, f.header, {}), "a broadcast packet from node", f.src);
+        check(agent_->deliver(f.src, f.header, {}), "a broadcast packet from node", f.src);
+        hot_ = agent_->last_fed();
         send_ahead_ = false;
     }
 
@@ -698,6 +711,9 @@ private:
     bool wake_scheduled_ = false;
     bool free_scheduled_ = false;
     bool send_ahead_ = false;  // the next transmit may start when the current receive ends
+    nic::Agent* agent_ = nullptr;  // coll_->agent, kept at hand for every broadcast packet
+    const void* hot_ = nullptr;    // what the agent last fed (prepare())
+    Seq next_broadcast_ = 0;       // the first broadcast not yet posted
     Ring<Time, kInlineReposts> reposts_;        // when host buffers become free again
     RankMap<Expect, 1> expected_;               // the next packet from each origin
     RankMap<Path, kInlineDestinations> paths_;  // by destination
@@ -714,8 +730,8 @@ private:
         agent.channels = channels;
         agent.host_feeds_root = true;
         coll_->agent = std::make_unique<nic::Agent>(rank_, c_.topology_.nodes(), *nic_, agent);
+        agent_ = coll_->agent.get();
     }
-    Seq next_broadcast_ = 0;  // the first broadcast not yet posted
 
     const Time ts_ = from_us(c_.model_.ts);
     const Time tr_ = from_us(c_.model_.tr);

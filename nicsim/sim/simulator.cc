@@ -19,15 +19,21 @@ std::uint64_t Simulator::run() {
         if (next_ == buckets_[0].size()) refill();
         const Event e = buckets_[0][next_++];
         --size_;
-        // The next event is known for sure while bucket 0 holds it, which it usually does: events
-        // come in bunches at one time (a broadcast's packets reach a tree level together). The
-        // prefetch is written here rather than in a function of its own: GCC takes a function
-        // that only prefetches for one without effects and drops the calls to it.
-        if (next_ != buckets_[0].size()) {
-            const auto* state = reinterpret_cast<const char*>(buckets_[0][next_].handler);
-            for (std::size_t offset = 0; offset < prefetch_bytes_; offset += 64) {
-                __builtin_prefetch(state + offset);
+        // The next events are known for sure while bucket 0 holds them, which it usually does:
+        // events come in bunches at one time (a broadcast's packets reach a tree level
+        // together). The one after next has its handler's state fetched; the next, whose state
+        // was fetched an event ago, prepares. The prefetch is written here rather than in a
+        // function of its own: GCC takes a function that only prefetches for one without effects
+        // and drops the calls to it.
+        if (prefetch_bytes_ != 0 && next_ != buckets_[0].size()) {
+            if (next_ + 1 != buckets_[0].size()) {
+                const auto* state = reinterpret_cast<const char*>(buckets_[0][next_ + 1].handler);
+                for (std::size_t offset = 0; offset < prefetch_bytes_; offset += 64) {
+                    __builtin_prefetch(state + offset);
+                }
             }
+            const Event& n = buckets_[0][next_];
+            n.handler->prepare(n.kind, n.arg);
         }
         ++events_run_;
         e.handler->on_event(e.kind, e.arg);

@@ -19,6 +19,10 @@ namespace nicsim::sim {
 class EventHandler {
 public:
     virtual void on_event(std::uint32_t kind, std::uint32_t arg) = 0;
+    // The event (kind, arg) runs next, and the first prefetch bytes of this handler's state
+    // were asked for an event ago (Simulator::set_prefetch_bytes): the handler may prefetch
+    // what the event needs beyond them, through the pointers held there.
+    virtual void prepare(std::uint32_t /*kind*/, std::uint32_t /*arg*/) {}
 
 protected:
     ~EventHandler() = default;
@@ -41,16 +45,11 @@ public:
     std::uint64_t events_run() const { return events_run_; }
 
     // While an event runs, the simulator asks the memory system for the first `bytes` of the
-    // next event's handler, so that a handler whose state is not in cache (one of thousands of
-    // nodes) does not wait for it. 0, the default, prefetches nothing.
+    // handler of the event after next, so that a handler whose state is not in cache (one of
+    // thousands of nodes) does not wait for it, and lets the next event's handler prepare()
+    // (its state is then at hand). 0, the default, prefetches nothing.
     void set_prefetch_bytes(std::size_t bytes) { prefetch_bytes_ = bytes; }
 
-    // While an event runs: the event that runs after it, when that is certain already (it was
-    // scheduled for now(), so nothing scheduled from here on comes before it), or null. A
-    // handler may prefetch what that event needs beyond its handler's state.
-    const Event* next_event() const {
-        return next_ < buckets_[0].size() ? &buckets_[0][next_] : nullptr;
-    }
 
 private:
     // The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which needs what a
