@@ -235,6 +235,7 @@ private:
     Seq next_seq_ = 0;
     std::size_t live_ = 0;
     const void* last_fed_ = nullptr;
+    CollectiveStats stats_;
     // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is
     // a window from the oldest one still held (ops_first_); forgotten ones leave a hole until
     // everything before them is gone too. The destructor ends them before spares_ goes.
@@ -244,7 +245,6 @@ private:
     std::vector<int> node_of_;
     bool host_feeds_root_;
     Channels channels_;
-    CollectiveStats stats_;
     // The last allgather forgotten, kept to become the next one of the same schedule and sizes
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;

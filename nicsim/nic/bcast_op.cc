@@ -17,7 +17,7 @@ BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes
       nic_(nic),
       stats_(stats),
       message_(message),
-      children_(tree.children[rank].begin(), tree.children[rank].end()) {}
+      children_(nic.route(tree.children[rank])) {}
 
 Status BcastOp::start() {
     if (rank_ != root_ || host_fed_) return Status::in_progress;

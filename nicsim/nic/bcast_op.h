@@ -22,7 +22,6 @@
 #include <cstdint>
 #include <span>
 
-#include "core/small_vector.h"
 #include "nic/nic.h"
 #include "nic/operation.h"
 #include "plan/tree.h"
@@ -68,7 +67,7 @@ private:
     Nic& nic_;
     CollectiveStats& stats_;
     std::span<std::byte> message_;
-    SmallVector<Rank, 4> children_;  // this rank's, copied: each packet needs them
+    Nic::Route children_;  // this rank's, looked up once: each packet goes to them
 };
 
 }  // namespace nicsim::nic

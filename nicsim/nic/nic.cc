@@ -35,13 +35,10 @@ int Nic::window_of(Rank rank) const {
                : 0;
 }
 
-std::span<const Nic::PeerId> Nic::peer_ids(std::span<const Rank> children) {
-    if (!std::equal(children.begin(), children.end(), children_.begin(), children_.end())) {
-        children_.assign(children.begin(), children.end());
-        children_ids_.clear();
-        for (const Rank child : children) children_ids_.push_back(peer_id(child));
-    }
-    return children_ids_;
+Nic::Route Nic::route(std::span<const Rank> children) {
+    Route ids;
+    for (const Rank child : children) ids.push_back(peer_id(child));
+    return ids;
 }
 
 int Nic::send_credits(Rank peer) const {
@@ -118,7 +115,7 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
     }
     header.kind = PacketKind::unicast;
     --send_buffers_free_;
-    return queue(dst, header, payload, kFromHost);
+    return queue(peer_id(dst), header, payload, kFromHost);
 }
 
 bool Nic::send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
@@ -145,20 +142,24 @@ bool Nic::send_now(PeerId to, const PacketHeader& header, std::span<const std::b
 
 Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
+    return send_to(peer_id(dst), header, payload);
+}
+
+Status Nic::send_to(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload) {
     // A packet that may leave now goes straight to the fabric, which copies what it needs: it
     // needs no buffer here.
     Status s;
-    if (!config_.deadlock_recovery && send_now(peer_id(dst), header, payload, &s)) return s;
+    if (!config_.deadlock_recovery && send_now(dst, header, payload, &s)) return s;
     return queue(dst, header, payload, kFromCollective);
 }
 
-Status Nic::multicast(std::span<const Rank> children, const PacketHeader& header,
+Status Nic::multicast(const Route& children, const PacketHeader& header,
                       std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     if (config_.send_buffers == 0 && config_.forwarding == Forwarding::fpfs &&
         !config_.deadlock_recovery) {  // from the host's memory, to each child in turn
-        for (const Rank child : children) {
-            if (const Status s = send(child, header, payload); failed(s)) return s;
+        for (const PeerId child : children) {
+            if (const Status s = send_to(child, header, payload); failed(s)) return s;
         }
         return Status::ok;
     }
@@ -168,13 +169,13 @@ Status Nic::multicast(std::span<const Rank> children, const PacketHeader& header
     }
     --send_buffers_free_;
     const BufferId id = hold(header, payload, kFromHost);
-    forward(id, peer_ids(children));
+    forward(id, children);
     maybe_free(id);
     maybe_recover();
     return pump();
 }
 
-Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
+Status Nic::forward(const Route& children, const PacketHeader& header,
                     std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     Delivery* d = delivering_;
@@ -184,8 +185,8 @@ Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
     if (d == nullptr || (d->buffer == kNoBuffer && config_.stable_payloads) ||
         d->header.seq != header.seq || d->header.step != header.step ||
         d->header.kind != header.kind) {
-        for (const Rank child : children) {
-            if (const Status s = send(child, header, payload); failed(s)) return s;
+        for (const PeerId child : children) {
+            if (const Status s = send_to(child, header, payload); failed(s)) return s;
         }
         return Status::ok;
     }
@@ -196,8 +197,7 @@ Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
         std::size_t sent = 0;
         if (config_.forwarding == Forwarding::fpfs) {
             Status s = Status::ok;
-            while (sent < children.size() &&
-                   send_now(peer_id(children[sent]), d->header, payload, &s)) {
+            while (sent < children.size() && send_now(children[sent], d->header, payload, &s)) {
                 if (failed(s)) return s;
                 ++sent;
             }
@@ -207,23 +207,23 @@ Status Nic::forward(std::span<const Rank> children, const PacketHeader& header,
         Peer& p = peers_[d->from];
         if (p.window > 0) ++p.held;
         d->buffer = hold(d->header, payload, d->from);
-        forward(d->buffer, peer_ids(children.subspan(sent)));
+        forward(d->buffer, std::span<const PeerId>(children).subspan(sent));
         return Status::ok;
     }
     if (config_.stable_payloads && !payload.empty()) payloads_[d->buffer].bytes = payload;
     if (d->channel != kNoChannel) {
-        forward_in_recovery(d->buffer, peer_ids(children), d->channel);
+        forward_in_recovery(d->buffer, children, d->channel);
     } else {
-        forward(d->buffer, peer_ids(children));
+        forward(d->buffer, children);
     }
     return Status::ok;
 }
 
-Status Nic::queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
+Status Nic::queue(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload,
                   PeerId from) {
     const BufferId id = hold(header, payload, from);
     buffers_[id].sends_left = 1;
-    enqueue(id, peer_id(dst));
+    enqueue(id, dst);
     maybe_free(id);
     maybe_recover();
     return pump();

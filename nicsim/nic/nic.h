@@ -116,6 +116,10 @@ struct BlockedQueue {
 
 class Nic {
 public:
+    // Where a broadcast's packets go from this NIC: its children, as this NIC's peers, looked up
+    // once (route()) and kept by the broadcast for every packet.
+    using Route = SmallVector<std::uint32_t, 4>;
+    Route route(std::span<const Rank> children);
     // `peer_credits`, when not empty, holds each peer's window by rank instead of
     // config.credits. A window of 0 turns flow control off with that peer: its transport is its
     // own window (a ring of slots).
@@ -140,7 +144,7 @@ public:
     // child, then the next). It holds a send buffer until it has left for every child, as the
     // host filled one with it (`again` when none is free; HostPort::send_space() follows), or,
     // with send buffers unlimited, is sent from `payload`.
-    Status multicast(std::span<const Rank> children, const PacketHeader& header,
+    Status multicast(const Route& children, const PacketHeader& header,
                      std::span<const std::byte> payload);
     // Forwards a packet of a broadcast to `children` (Bhoedjang et al. §3), `payload` being
     // where the host placed it. From inside HostPort::deliver() of that very packet, it goes
@@ -149,7 +153,7 @@ public:
     // (Bhoedjang et al. §4.2). Otherwise (a packet the host kept until its collective was
     // posted, or, with stable payloads, placed in its collective's buffer) it is sent anew, as
     // by send().
-    Status forward(std::span<const Rank> children, const PacketHeader& header,
+    Status forward(const Route& children, const PacketHeader& header,
                    std::span<const std::byte> payload);
 
     // Send buffers free for the host to fill; wait_for_send_space() asks for a
@@ -203,11 +207,9 @@ private:
     static constexpr PeerId kNoChannel = ~PeerId{0};
     static constexpr PeerId kOwnChannel = ~PeerId{0} - 1;  // this NIC's own channel
     // What a NIC keeps inline (core/small_vector.h), enough for a node of a tree or chain:
-    // packets held and queued at once, peers, children of a route. More go to the heap.
+    // packets held and queued at once, peers. More go to the heap.
     static constexpr std::size_t kInlineBuffers = 4;
     static constexpr std::size_t kInlinePeers = 4;
-    static constexpr std::size_t kInlineChildren = 4;
-    using Children = SmallVector<PeerId, kInlineChildren>;
 
     struct Buffer {
         PacketHeader header;
@@ -256,11 +258,10 @@ private:
     int low_water(const Peer& p) const {
         return config_.low_water >= 0 ? config_.low_water : p.window / 2;
     }
-    Status queue(Rank dst, const PacketHeader& header, std::span<const std::byte> payload,
+    Status queue(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload,
                  PeerId from);
-    // `children` as peer indices (the last list asked for is kept: a broadcast forwards every
-    // packet to the same children).
-    std::span<const PeerId> peer_ids(std::span<const Rank> children);
+    // send() to a peer by index.
+    Status send_to(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload);
     // Sends straight to the fabric when nothing is queued before it and a credit allows: true
     // when the packet is gone (or *s is the transport's error), false when it must be queued.
     bool send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
@@ -316,8 +317,6 @@ private:
     SmallVector<BufferId, kInlineBuffers> free_;
     Ring<BufferId, kInlineBuffers> to_host_;  // waiting for a host buffer, in arrival order
     RankMap<Peer, kInlinePeers> peers_;
-    SmallVector<Rank, kInlineChildren> children_;  // peer_ids()' last question...
-    Children children_ids_;                        // ...and its answer
     SmallVector<Buffer, kInlineBuffers> buffers_;
     std::vector<Ring<BufferId>> blocked_;  // by peer, once one has to wait for a credit
     // Payloads by buffer, kept apart from the buffers: the simulator's packets carry none, and

@@ -1,8 +1,9 @@
 // Simulator: all-to-all multicast (Bhoedjang et al. §5.2, Table 1, Fig. 6 right), the experiment behind
 // `nicsim alltoall`.
 //
-// Every node's host multicasts `messages` messages of `bytes` bytes at once, each along its own
-// tree (the tree shape rooted at that node, on the network's ordering rotated to it), so every
+// Every node's host multicasts `messages` messages of `bytes` bytes at once, each a broadcast of
+// the nodes' agents along its own tree (the tree shape rooted at that node, on the network's
+// ordering rotated to it), so every
 // NIC forwards for many origins and, on trees that are not deadlock-free, NICs can wait on each
 // other's credits for good. With deadlock recovery on (model deadlock_recovery=1) the run always
 // completes; with it off, a run that stops with packets still queued is reported as a deadlock:

@@ -1,9 +1,10 @@
 // Simulator: broadcasts on a modeled cluster, the experiment behind `nicsim bcast`,
 // `nicsim throughput` and `nicsim bench`.
 //
-// The root's host sends `messages` messages of `bytes` bytes back to back along one multicast
-// tree; every other host receives each in full. The tree is built by the planner on the
-// network's minimal-contention ordering, rotated so the root comes first.
+// The root's host sends `messages` messages of `bytes` bytes back to back along one tree, each
+// one broadcast of the nodes' agents (nic::BcastOp, forwarded by every NIC); every other host
+// receives each in full. The tree is laid as the agent lays a real job's: the planner's shape
+// along the network's minimal-contention ordering, rotated so the root comes first.
 #pragma once
 
 #include <cstdint>

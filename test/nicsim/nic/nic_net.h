@@ -47,7 +47,7 @@ public:
     void tick_after(double) override { tick_wanted = true; }
 
     Nic* nic = nullptr;
-    std::map<Rank, std::vector<Rank>> routes;  // children, by broadcast origin
+    std::map<Rank, Nic::Route> routes;  // children, by broadcast origin
     std::vector<Packet> got;
     std::vector<Rank> sent_to;  // destinations of data packets, in transmit order
     int space_calls = 0;
@@ -79,7 +79,7 @@ public:
     }
     // Broadcast packets from `origin` go on from `node` to `children`.
     void set_route(Rank node, Rank origin, std::span<const Rank> children) {
-        ports[node]->routes[origin].assign(children.begin(), children.end());
+        ports[node]->routes[origin] = nics[node]->route(children);
     }
     // `origin` multicasts a packet of its own along its route.
     Status multicast(Rank origin, PacketHeader header, std::span<const std::byte> payload) {
