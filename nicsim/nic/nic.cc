@@ -210,7 +210,9 @@ Status Nic::forward(const Route& children, const PacketHeader& header,
         forward(d->buffer, std::span<const PeerId>(children).subspan(sent));
         return Status::ok;
     }
-    if (config_.stable_payloads && !payload.empty()) payloads_[d->buffer].bytes = payload;
+    if (config_.stable_payloads && d->buffer < payloads_.size() && !payload.empty()) {
+        payloads_[d->buffer].bytes = payload;  // where the host placed it, which outlives it
+    }
     if (d->channel != kNoChannel) {
         forward_in_recovery(d->buffer, children, d->channel);
     } else {

@@ -178,7 +178,7 @@ public:
             if (p.dst == kBroadcast) {
                 post_through(p.header.seq);
                 log(AgentEvent::supply, rank_, p.header);
-                check(coll_->agent->supply(p.header.seq), "its host's packet of broadcast",
+                check(agent_->supply(p.header.seq), "its host's packet of broadcast",
                       static_cast<Rank>(p.header.seq));
             } else {
                 check(nic_->post_send(p.dst, p.header, {}), "its host's packet to node", p.dst);
@@ -397,7 +397,7 @@ private:
         std::vector<std::byte> payload;
         if (c_.collectives_.payloads) payload = std::move(c_.flight_payloads_[flight]);
         if (c_.lose(f.header)) return;
-        if (!coll_ || !coll_->agent) {
+        if (agent_ == nullptr) {
             check(Status::protocol, "a collective packet from node", f.src);
             return;
         }
@@ -407,7 +407,7 @@ private:
         if (f.header.kind == PacketKind::allgather) to_host(f.header.payload_bytes);
         send_ahead_ = ahead;
         log(AgentEvent::deliver, f.src, f.header);
-        check(coll_->agent->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
+        check(agent_->deliver(f.src, f.header, payload), "a collective packet from node", f.src);
         send_ahead_ = false;
         check_collective_done();
     }
@@ -437,10 +437,10 @@ private:
             const Broadcast& b = c_.broadcasts_[next_broadcast_];
             Seq posted;
             log(AgentEvent::post);
-            check(coll_->agent->post_bcast(*b.tree, b.bytes,
+            check(agent_->post_bcast(*b.tree, b.bytes,
                                            static_cast<std::uint32_t>(c_.model_.mtu), {}, &posted),
                   "posting broadcast", static_cast<Rank>(next_broadcast_));
-            coll_->agent->release(posted);
+            agent_->release(posted);
         }
     }
 
@@ -448,9 +448,9 @@ private:
         log(AgentEvent::post);
         Status s;
         if (coll_->barrier != nullptr) {
-            s = coll_->agent->post_barrier(*coll_->barrier, &coll_->seq);
+            s = agent_->post_barrier(*coll_->barrier, &coll_->seq);
         } else {
-            s = coll_->agent->post_allgather(*coll_->allgather, coll_->block_bytes,
+            s = agent_->post_allgather(*coll_->allgather, coll_->block_bytes,
                                        static_cast<std::uint32_t>(c_.model_.mtu), coll_->result, &coll_->seq);
         }
         check(s, "posting its collective, node", rank_);
@@ -464,7 +464,7 @@ private:
     // event, and the host, which polls for it, pays tr and copies out what was staged.
     void check_collective_done() {
         if (!coll_->posted || coll_->record.complete) return;
-        const Status s = coll_->agent->test(coll_->seq);
+        const Status s = agent_->test(coll_->seq);
         if (s == Status::in_progress) return;
         check(s, "its collective, node", rank_);
         coll_->staging.flush(coll_->dmas);
@@ -491,7 +491,7 @@ private:
             }
             nic_now_ = std::max(now, nic_free_);
             log(AgentEvent::timeout);
-            check(coll_->agent->timeout(), "its collective's timeout, node", rank_);
+            check(agent_->timeout(), "its collective's timeout, node", rank_);
             coll_->last_heard = now;
             check_collective_done();
         }
@@ -711,7 +711,7 @@ private:
     bool wake_scheduled_ = false;
     bool free_scheduled_ = false;
     bool send_ahead_ = false;  // the next transmit may start when the current receive ends
-    nic::Agent* agent_ = nullptr;  // coll_->agent, kept at hand for every broadcast packet
+    nic::Agent* agent_ = nullptr;  // coll_->agent, kept at hand for every packet
     const void* hot_ = nullptr;    // what the agent last fed (prepare())
     Seq next_broadcast_ = 0;       // the first broadcast not yet posted
     Ring<Time, kInlineReposts> reposts_;        // when host buffers become free again
