@@ -26,6 +26,7 @@
  *   once the receiver has moved the ring's tail past every such packet (shm_sent): then no
  *   peer reads its buffer any more.
  * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full.
+ * The rings and staging areas themselves, lock-free, are in coll_nicoll_ring.h.
  *
  * Set-up is collective, at the communicator's first nicoll collective: on each node the lowest
  * rank creates the segment, every rank learns its name and maps it and reads a word from a peer
@@ -36,6 +37,7 @@
  * maps nothing.
  */
 #include "coll_nicoll.h"
+#include "coll_nicoll_ring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,7 +52,8 @@
 #include "ompi/proc/proc.h"
 #include "opal/runtime/opal_progress.h"
 
-#define NICOLL_SHM_LINE 64
+_Static_assert(NICOLL_RING_HEADER_BYTES == NICSIM_HEADER_BYTES, "a slot holds an engine header");
+
 /* A communicator's segment stays within this many bytes (all of it allocated at set-up, so a full
  * /dev/shm shows then, not as a fault later): large communicators get fewer inline bytes. */
 #define NICOLL_SHM_MAX_BYTES (64ul << 20)
@@ -62,30 +65,6 @@
 #define NICOLL_SHM_STAGE_ALONE (8u << 10)
 /* An early payload's copy up to this size is kept for the next one. */
 #define NICOLL_SHM_KEEP_COPY (1u << 20)
-
-/* A ring's control line, written by its receiver only. */
-typedef struct nicoll_shm_ring {
-    uint64_t tail; /* slots consumed by the receiver */
-    char pad[NICOLL_SHM_LINE - sizeof(uint64_t)];
-} nicoll_shm_ring_t;
-
-/* A chunk of a staging area: this line, then the payload, in whole lines. */
-typedef struct nicoll_shm_chunk {
-    uint64_t span;   /* the chunk's bytes, this line included */
-    uint64_t unread; /* receivers yet to copy the payload out (0 in a wrap's gap) */
-    char pad[NICOLL_SHM_LINE - 2 * sizeof(uint64_t)];
-} nicoll_shm_chunk_t;
-
-/* A slot: its sequence number, the packet's header, then its payload inline, or where the
- * payload is: its place in the sender's staging area, or its address in the sender's memory. */
-typedef struct nicoll_shm_slot {
-    uint64_t seq;           /* i + 1 once packet i of the ring is in it (0: never used) */
-    uint64_t payload_bytes; /* inline or apart */
-    uint64_t remote;        /* the payload's address in the sender, when apart; else 0 */
-    uint64_t staged;        /* its offset + 1 in the sender's staging area, when staged; else 0 */
-    unsigned char header[NICSIM_HEADER_BYTES];
-    /* inline payload follows */
-} nicoll_shm_slot_t;
 
 struct nicoll_shm {
     unsigned char *base;
@@ -106,11 +85,7 @@ struct nicoll_shm {
     unsigned char *stages; /* every rank's staging area, `stage_bytes` each (none when 0) */
     size_t stage_bytes;
     size_t stage_limit;    /* the largest payload we stage */
-    uint64_t stage_head;   /* bytes of ours ever taken, and ever freed again: a chunk's place */
-    uint64_t stage_tail;   /* is its count modulo stage_bytes */
-    const void *shared;    /* the payload last staged, until a delivery or a completion check: */
-    size_t shared_bytes;   /* the engine sends a packet to several peers in a row (a tree's */
-    uint64_t shared_at;    /* children), and they all read the one chunk */
+    nicoll_stage_t stage;  /* ours */
     void *copy;            /* a payload with no place in a collective yet */
     size_t copy_bytes;
 };
@@ -120,11 +95,6 @@ static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
     return (nicoll_shm_ring_t *) (s->base + (size_t) (src * s->size + dst) * s->ring_bytes);
 }
 
-static nicoll_shm_slot_t *slot(const nicoll_shm_t *s, nicoll_shm_ring_t *r, uint64_t index)
-{
-    return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
-                                  (size_t) (index % (uint64_t) s->slots) * s->slot_bytes);
-}
 
 /* What every rank tells the others at set-up. */
 typedef struct nicoll_shm_hello {
@@ -287,6 +257,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     }
     if (ok && !alone) {
         s->stages = s->base + (size_t) size * size * s->ring_bytes;
+        s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
+                                     .bytes = s->stage_bytes};
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {
             s->pids[i] = (pid_t) hello[s->local[i]].pid;
@@ -335,70 +307,6 @@ void nicoll_shm_fini(nicoll_shm_t *s)
     }
 }
 
-static nicoll_shm_chunk_t *chunk(const nicoll_shm_t *s, int rank, uint64_t offset)
-{
-    return (nicoll_shm_chunk_t *) (s->stages + (size_t) rank * s->stage_bytes +
-                                   offset % s->stage_bytes);
-}
-
-/* The chunk that holds `rank`'s staged payload at `staged` (a slot's offset + 1). */
-static nicoll_shm_chunk_t *staged_chunk(const nicoll_shm_t *s, int rank, uint64_t staged)
-{
-    return chunk(s, rank, staged - 1) - 1;
-}
-
-/* Frees our chunks, oldest first, as far as their receivers have read them. */
-static void free_read(nicoll_shm_t *s)
-{
-    while (s->stage_tail != s->stage_head) {
-        const nicoll_shm_chunk_t *c = chunk(s, s->rank, s->stage_tail);
-        if (0 != __atomic_load_n(&c->unread, __ATOMIC_ACQUIRE)) {
-            break;
-        }
-        s->stage_tail += c->span;
-    }
-}
-
-/* Copies a payload into our staging area: its offset + 1 there, or 0 when there is no room. The
- * same packet again (its bytes cannot have changed: no delivery and no completion since) gets
- * one more reader of the same chunk. */
-static uint64_t stage(nicoll_shm_t *s, const void *payload, size_t bytes)
-{
-    if (payload == s->shared && bytes == s->shared_bytes) {
-        __atomic_fetch_add(&staged_chunk(s, s->rank, s->shared_at)->unread, 1,
-                           __ATOMIC_RELAXED); /* published with the slot */
-        return s->shared_at;
-    }
-    s->shared = NULL; /* the chunk may be freed below */
-    if (bytes > s->stage_limit) {
-        return 0;
-    }
-    const size_t span = sizeof(nicoll_shm_chunk_t) +
-                        (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
-    const size_t at = s->stage_head % s->stage_bytes;
-    const size_t gap = at + span > s->stage_bytes ? s->stage_bytes - at : 0; /* up to the end */
-    if (s->stage_head + gap + span - s->stage_tail > s->stage_bytes) {
-        free_read(s);
-        if (s->stage_head + gap + span - s->stage_tail > s->stage_bytes) {
-            return 0;
-        }
-    }
-    if (gap > 0) {
-        *chunk(s, s->rank, s->stage_head) = (nicoll_shm_chunk_t) {.span = gap, .unread = 0};
-        s->stage_head += gap;
-    }
-    const size_t place = s->stage_head % s->stage_bytes;
-    nicoll_shm_chunk_t *c = chunk(s, s->rank, place);
-    c->span = span;
-    c->unread = 1; /* published with the slot */
-    memcpy(c + 1, payload, bytes);
-    s->stage_head += span;
-    s->shared = payload;
-    s->shared_bytes = bytes;
-    s->shared_at = place + sizeof(*c) + 1;
-    return s->shared_at;
-}
-
 bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank)
 {
     return NULL != s && s->place[rank] >= 0;
@@ -412,14 +320,14 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     const int dst = s->place[to];
     nicoll_shm_ring_t *r = ring(s, s->rank, dst);
     const uint64_t head = s->sent_head[dst];
-    if (head - s->tail_seen[dst] == (uint64_t) s->slots &&
-        head - (s->tail_seen[dst] = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) ==
-            (uint64_t) s->slots) {
+    if (nicoll_ring_full(r, s->slots, head, &s->tail_seen[dst])) {
         return NICSIM_ERR_AGAIN; /* the ring is the window: a credit stall */
     }
-    nicoll_shm_slot_t *out = slot(s, r, head);
+    nicoll_shm_slot_t *out = nicoll_ring_slot(r, s->slot_bytes, s->slots, head);
     const bool fits = payload_bytes <= s->inline_bytes;
-    out->staged = fits ? 0 : stage(s, payload, payload_bytes);
+    out->staged = fits || payload_bytes > s->stage_limit
+                      ? 0
+                      : nicoll_stage_put(&s->stage, payload, payload_bytes);
     const bool apart = !fits && 0 == out->staged;
     out->payload_bytes = payload_bytes;
     out->remote = apart ? (uint64_t) (uintptr_t) payload : 0;
@@ -428,7 +336,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
         memcpy(out + 1, payload, payload_bytes);
     }
     s->sent_head[dst] = head + 1;
-    __atomic_store_n(&out->seq, head + 1, __ATOMIC_RELEASE); /* published */
+    nicoll_ring_publish(out, head);
     if (apart) {
         s->apart_peers += 0 == s->apart_until[dst];
         s->apart_until[dst] = head + 1;
@@ -439,7 +347,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
 static bool shm_sent(nicoll_transport_t *t)
 {
     nicoll_shm_t *s = t->shm;
-    s->shared = NULL; /* a completed collective's buffer may change */
+    nicoll_stage_forget(&s->stage); /* a completed collective's buffer may change */
     for (int dst = 0; s->apart_peers > 0 && dst < s->size; ++dst) {
         if (0 != s->apart_until[dst] &&
             __atomic_load_n(&ring(s, s->rank, dst)->tail, __ATOMIC_ACQUIRE) >=
@@ -476,9 +384,8 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
         *at = s->copy;
     }
     if (0 != in->staged) {
-        nicoll_shm_chunk_t *c = staged_chunk(s, src, in->staged);
-        memcpy(*at, c + 1, bytes);
-        __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE); /* at 0 the sender frees it */
+        nicoll_stage_read(s->stages + (size_t) src * s->stage_bytes, s->stage_bytes, in->staged,
+                          *at, bytes);
         return NICSIM_OK;
     }
     /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
@@ -509,8 +416,8 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
         }
         nicoll_shm_ring_t *r = ring(s, src, s->rank);
         for (;;) {
-            const nicoll_shm_slot_t *in = slot(s, r, s->taken[src]);
-            if (__atomic_load_n(&in->seq, __ATOMIC_ACQUIRE) != s->taken[src] + 1) {
+            const nicoll_shm_slot_t *in = nicoll_ring_peek(r, s->slot_bytes, s->slots, s->taken[src]);
+            if (NULL == in) {
                 break;
             }
             const void *payload = in + 1;
@@ -522,13 +429,14 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
                 }
                 payload = at;
             }
-            s->shared = NULL; /* the engine writes what it delivers, perhaps where it sent from */
+            /* The engine writes what it delivers, perhaps where it sent from. */
+            nicoll_stage_forget(&s->stage);
             ++mca_coll_nicoll_component.stats.packets_received;
             ++t->events;
             nicsim_status_t st = nicsim_group_deliver(t->group, s->local[src], in->header,
                                                       payload, in->payload_bytes);
             /* Consumed: the slot, and the sender's payload, are free again. */
-            __atomic_store_n(&r->tail, ++s->taken[src], __ATOMIC_RELEASE);
+            nicoll_ring_consume(r, ++s->taken[src]);
             if (at == s->copy && s->copy_bytes > NICOLL_SHM_KEEP_COPY) {
                 free(s->copy); /* the engine kept its own copy: do not hold a large one too */
                 s->copy = NULL;

@@ -1,0 +1,180 @@
+/*
+ * The shared-memory fabric's lock-free parts (coll_nicoll_shm.c), apart from Open MPI so that a
+ * unit test can run them on two threads under ThreadSanitizer (test/coll/test_ring.cc):
+ *
+ * - A ring: one producer (the sender), one consumer (the receiver), `slots` slots after a control
+ *   line that only the receiver writes (`tail`, slots consumed). The sender writes slot i, then
+ *   publishes it by storing i + 1 in its `seq` (release); the receiver, watching the slot it
+ *   expects next, sees the seq (acquire), hands the packet on and frees the slot by advancing
+ *   `tail` (release), which the sender reads (acquire) only when the ring looks full.
+ * - A staging area: a region only its owner (a sender) writes, cut into chunks of whole lines,
+ *   each a control line (`span`, `unread`) and a payload. The owner takes chunks in order and frees
+ *   them in order once their readers have copied them out: each reader decrements `unread`
+ *   (release), the owner sees 0 (acquire). A chunk is published to its readers with the slots
+ *   that name it, so `unread` and the payload need no ordering of their own.
+ */
+#ifndef COLL_NICOLL_RING_H
+#define COLL_NICOLL_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define NICOLL_SHM_LINE 64
+#define NICOLL_RING_HEADER_BYTES 24 /* NICSIM_HEADER_BYTES */
+
+/* A ring's control line, written by its receiver only. */
+typedef struct nicoll_shm_ring {
+    uint64_t tail; /* slots consumed by the receiver */
+    char pad[NICOLL_SHM_LINE - sizeof(uint64_t)];
+} nicoll_shm_ring_t;
+
+/* A chunk of a staging area: this line, then the payload, in whole lines. */
+typedef struct nicoll_shm_chunk {
+    uint64_t span;   /* the chunk's bytes, this line included */
+    uint64_t unread; /* receivers yet to copy the payload out (0 in a wrap's gap) */
+    char pad[NICOLL_SHM_LINE - 2 * sizeof(uint64_t)];
+} nicoll_shm_chunk_t;
+
+/* A slot: its sequence number, the packet's header, then its payload inline, or where the
+ * payload is: its place in the sender's staging area, or its address in the sender's memory. */
+typedef struct nicoll_shm_slot {
+    uint64_t seq;           /* i + 1 once packet i of the ring is in it (0: never used) */
+    uint64_t payload_bytes; /* inline or apart */
+    uint64_t remote;        /* the payload's address in the sender, when apart; else 0 */
+    uint64_t staged;        /* its offset + 1 in the sender's staging area, when staged; else 0 */
+    unsigned char header[NICOLL_RING_HEADER_BYTES];
+    /* inline payload follows */
+} nicoll_shm_slot_t;
+
+/* Slot `index` (counted from the ring's start, wrapping) of ring `r`. */
+static inline nicoll_shm_slot_t *nicoll_ring_slot(nicoll_shm_ring_t *r, size_t slot_bytes,
+                                                  int slots, uint64_t index)
+{
+    return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
+                                  (size_t) (index % (uint64_t) slots) * slot_bytes);
+}
+
+/* The sender: whether slot `head` is still taken, reading the receiver's tail again (into
+ * *tail_seen) only when the last value read says so. */
+static inline bool nicoll_ring_full(nicoll_shm_ring_t *r, int slots, uint64_t head,
+                                    uint64_t *tail_seen)
+{
+    return head - *tail_seen == (uint64_t) slots &&
+           head - (*tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) == (uint64_t) slots;
+}
+
+/* The sender: slot `head`, written, becomes the receiver's. */
+static inline void nicoll_ring_publish(nicoll_shm_slot_t *slot, uint64_t head)
+{
+    __atomic_store_n(&slot->seq, head + 1, __ATOMIC_RELEASE);
+}
+
+/* The receiver: slot `taken` when its packet is in, else NULL. */
+static inline const nicoll_shm_slot_t *nicoll_ring_peek(nicoll_shm_ring_t *r, size_t slot_bytes,
+                                                        int slots, uint64_t taken)
+{
+    const nicoll_shm_slot_t *in = nicoll_ring_slot(r, slot_bytes, slots, taken);
+    return __atomic_load_n(&in->seq, __ATOMIC_ACQUIRE) == taken + 1 ? in : NULL;
+}
+
+/* The receiver: the slot it took is free again (and, read in place, the sender's payload). */
+static inline void nicoll_ring_consume(nicoll_shm_ring_t *r, uint64_t taken)
+{
+    __atomic_store_n(&r->tail, taken, __ATOMIC_RELEASE);
+}
+
+/* A staging area and its owner's bookkeeping. */
+typedef struct nicoll_stage {
+    unsigned char *area;  /* `bytes` of shared memory, a whole number of lines */
+    size_t bytes;
+    uint64_t head;        /* bytes ever taken, and ever freed again: a chunk's place is its */
+    uint64_t tail;        /* count modulo `bytes` */
+    const void *shared;   /* the payload last staged, until the owner says it may change: the */
+    size_t shared_bytes;  /* engine sends a packet to several peers in a row (a tree's */
+    uint64_t shared_at;   /* children), and they all read the one chunk */
+} nicoll_stage_t;
+
+/* The chunk at byte `offset` (wrapping) of the staging area at `area`. */
+static inline nicoll_shm_chunk_t *nicoll_stage_chunk(unsigned char *area, size_t bytes,
+                                                     uint64_t offset)
+{
+    return (nicoll_shm_chunk_t *) (area + offset % bytes);
+}
+
+/* A reader: the chunk that holds the payload a slot names (its `staged`, an offset + 1). */
+static inline nicoll_shm_chunk_t *nicoll_stage_staged(unsigned char *area, size_t bytes,
+                                                      uint64_t staged)
+{
+    return nicoll_stage_chunk(area, bytes, staged - 1) - 1;
+}
+
+/* A reader: copies the payload out, and is done with it (at 0 readers the owner frees it). */
+static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t staged,
+                                     void *to, size_t payload_bytes)
+{
+    nicoll_shm_chunk_t *c = nicoll_stage_staged(area, bytes, staged);
+    memcpy(to, c + 1, payload_bytes);
+    __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE);
+}
+
+/* The owner: frees its chunks, oldest first, as far as their readers have read them. */
+static inline void nicoll_stage_free_read(nicoll_stage_t *s)
+{
+    while (s->tail != s->head) {
+        const nicoll_shm_chunk_t *c = nicoll_stage_chunk(s->area, s->bytes, s->tail);
+        if (0 != __atomic_load_n(&c->unread, __ATOMIC_ACQUIRE)) {
+            break;
+        }
+        s->tail += c->span;
+    }
+}
+
+/* The owner: copies a payload into the area for one more reader; its offset + 1 there (for the
+ * slot that names it), or 0 when there is no room. The same payload again (its bytes cannot
+ * have changed: the owner calls nicoll_stage_forget() when they may) gets one more reader of the
+ * same chunk. Published with the slot that names it. */
+static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, size_t bytes)
+{
+    if (payload == s->shared && bytes == s->shared_bytes) {
+        __atomic_fetch_add(&nicoll_stage_staged(s->area, s->bytes, s->shared_at)->unread, 1,
+                           __ATOMIC_RELAXED);
+        return s->shared_at;
+    }
+    s->shared = NULL; /* the chunk may be freed below */
+    const size_t span = sizeof(nicoll_shm_chunk_t) +
+                        (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+    const size_t at = s->head % s->bytes;
+    const size_t gap = at + span > s->bytes ? s->bytes - at : 0; /* up to the end */
+    if (s->head + gap + span - s->tail > s->bytes) {
+        nicoll_stage_free_read(s);
+        if (s->head + gap + span - s->tail > s->bytes) {
+            return 0;
+        }
+    }
+    if (gap > 0) {
+        nicoll_shm_chunk_t *g = nicoll_stage_chunk(s->area, s->bytes, s->head);
+        g->span = gap;
+        g->unread = 0;
+        s->head += gap;
+    }
+    const size_t place = s->head % s->bytes;
+    nicoll_shm_chunk_t *c = nicoll_stage_chunk(s->area, s->bytes, place);
+    c->span = span;
+    c->unread = 1;
+    memcpy(c + 1, payload, bytes);
+    s->head += span;
+    s->shared = payload;
+    s->shared_bytes = bytes;
+    s->shared_at = place + sizeof(*c) + 1;
+    return s->shared_at;
+}
+
+/* The owner: the payload last staged may change (a delivery, a completed collective). */
+static inline void nicoll_stage_forget(nicoll_stage_t *s)
+{
+    s->shared = NULL;
+}
+
+#endif

@@ -1,0 +1,136 @@
+// The shared-memory fabric's rings and staging area (coll/coll_nicoll_ring.h) on threads, as
+// its sender and receivers run in separate processes: one sender streams packets to two
+// receivers, each over a ring of its own, payloads of 0-700 bytes inline or staged (the same
+// payload staged once for both receivers, as the engine sends a packet to a tree's children).
+// Every receiver checks every packet's header and bytes. Built with ThreadSanitizer where the
+// compiler has it (configure's TSAN_FLAGS), which then stops the program at the first data
+// race: the TAP plan is not met and the test fails.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "coll_nicoll_ring.h"
+}
+
+extern "C" const char* __tsan_default_options() {
+    return "halt_on_error=1:abort_on_error=1";
+}
+
+namespace {
+
+constexpr int kSlots = 8;
+constexpr std::size_t kSlotBytes = 128;  // 72 bytes inline
+constexpr std::size_t kInline = kSlotBytes - sizeof(nicoll_shm_slot_t);
+constexpr std::size_t kStageBytes = 4096;
+constexpr int kReceivers = 2;
+
+std::size_t payload_bytes(std::uint64_t i) {
+    return static_cast<std::size_t>((i * 37) % 701);
+}
+unsigned char payload_byte(std::uint64_t i, std::size_t j) {
+    return static_cast<unsigned char>(i * 131 + j * 7 + 1);
+}
+
+// The shared memory: a ring per receiver, then the sender's staging area, each on its lines.
+struct Segment {
+    explicit Segment() {
+        ring_bytes = sizeof(nicoll_shm_ring_t) + kSlots * kSlotBytes;
+        const std::size_t bytes = kReceivers * ring_bytes + kStageBytes;
+        base = static_cast<unsigned char*>(std::aligned_alloc(NICOLL_SHM_LINE, bytes));
+        std::memset(base, 0, bytes);
+    }
+    ~Segment() { std::free(base); }
+    nicoll_shm_ring_t* ring(int receiver) const {
+        return reinterpret_cast<nicoll_shm_ring_t*>(base + receiver * ring_bytes);
+    }
+    unsigned char* stage() const { return base + kReceivers * ring_bytes; }
+
+    unsigned char* base;
+    std::size_t ring_bytes;
+};
+
+void sender(const Segment& seg, std::uint64_t packets, std::uint64_t* staged) {
+    nicoll_stage_t stage{};
+    stage.area = seg.stage();
+    stage.bytes = kStageBytes;
+    std::uint64_t head[kReceivers] = {};
+    std::uint64_t tail_seen[kReceivers] = {};
+    std::vector<unsigned char> payload;
+    for (std::uint64_t i = 0; i < packets; ++i) {
+        nicoll_stage_forget(&stage);  // the payload changes
+        payload.resize(payload_bytes(i));
+        for (std::size_t j = 0; j < payload.size(); ++j) payload[j] = payload_byte(i, j);
+        for (int r = 0; r < kReceivers; ++r) {
+            nicoll_shm_ring_t* ring = seg.ring(r);
+            while (nicoll_ring_full(ring, kSlots, head[r], &tail_seen[r])) std::this_thread::yield();
+            nicoll_shm_slot_t* out = nicoll_ring_slot(ring, kSlotBytes, kSlots, head[r]);
+            out->payload_bytes = payload.size();
+            out->remote = 0;
+            out->staged = 0;
+            if (payload.size() > kInline) {
+                while ((out->staged = nicoll_stage_put(&stage, payload.data(), payload.size())) == 0) {
+                    std::this_thread::yield();  // no room until the receivers read
+                }
+                ++*staged;
+            } else if (!payload.empty()) {
+                std::memcpy(out + 1, payload.data(), payload.size());
+            }
+            std::memcpy(out->header, &i, sizeof i);
+            nicoll_ring_publish(out, head[r]++);
+        }
+    }
+}
+
+// The first packet that was not what the sender sent, or `packets` when all were. Every packet
+// is taken, right or not, so that the sender never waits for good.
+std::uint64_t receiver(const Segment& seg, int r, std::uint64_t packets) {
+    nicoll_shm_ring_t* ring = seg.ring(r);
+    std::vector<unsigned char> got;
+    std::uint64_t first_wrong = packets;
+    for (std::uint64_t taken = 0; taken < packets;) {
+        const nicoll_shm_slot_t* in = nicoll_ring_peek(ring, kSlotBytes, kSlots, taken);
+        if (in == nullptr) {
+            std::this_thread::yield();
+            continue;
+        }
+        std::uint64_t i;
+        std::memcpy(&i, in->header, sizeof i);
+        got.resize(in->payload_bytes);
+        if (in->staged != 0) {
+            nicoll_stage_read(seg.stage(), kStageBytes, in->staged, got.data(), got.size());
+        } else if (!got.empty()) {
+            std::memcpy(got.data(), in + 1, got.size());
+        }
+        bool right = i == taken && got.size() == payload_bytes(i);
+        for (std::size_t j = 0; right && j < got.size(); ++j) right = got[j] == payload_byte(i, j);
+        if (!right && first_wrong == packets) first_wrong = taken;
+        nicoll_ring_consume(ring, ++taken);
+    }
+    return first_wrong;
+}
+
+TEST(ShmRing, OneSenderTwoReceiversEveryPacketIntactInOrder) {
+    const std::uint64_t packets = 100000;
+    Segment seg;
+    std::uint64_t staged = 0;
+    std::uint64_t first_wrong[kReceivers] = {};
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kReceivers; ++r) {
+        threads.emplace_back([&, r] { first_wrong[r] = receiver(seg, r, packets); });
+    }
+    sender(seg, packets, &staged);
+    for (std::thread& t : threads) t.join();
+    for (int r = 0; r < kReceivers; ++r) EXPECT_EQ(first_wrong[r], packets) << "receiver " << r;
+    EXPECT_GT(staged, packets / 2);  // most payloads went through the staging area
+    std::printf("# %llu packets to each of %d receivers, %llu staged\n",
+                static_cast<unsigned long long>(packets), kReceivers,
+                static_cast<unsigned long long>(staged));
+}
+
+}  // namespace
