@@ -93,7 +93,7 @@ typedef struct nicoll_component {
     char *credits_name;
     char *transport_name;
     char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
-    char *fault;       /* coll_nicoll_fault: a set-up step to fail, for tests */
+    char *fault;       /* coll_nicoll_fault: a step to fail, for tests */
 
     /* derived from them: an engine table index, a number, or NICOLL_AUTO */
     int bcast_algorithm;
@@ -297,7 +297,7 @@ bool nicoll_declined(nicoll_module_t *m);
  * failure during set-up reaches every rank, so all take the same path. False where the
  * communicator has no previous allreduce or it fails. */
 bool nicoll_all_ok(nicoll_module_t *m, bool ok);
-/* For tests (coll_nicoll_fault): whether this pass through set-up step `site` is to fail. */
+/* For tests (coll_nicoll_fault): whether this pass through step `site` is to fail. */
 bool nicoll_fault(const char *site);
 
 /*
@@ -383,6 +383,14 @@ int nicoll_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *styp
 
 /* Reports a failed collective in one line and returns the matching OMPI error code. */
 int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim_status_t status);
+
+/* A local failure `why` (an allocation, packing) came before this rank could post its next
+ * collective: the collective is posted as an abort instead (nicsim_abort_post), so that every
+ * other rank's copy fails too rather than wait for this rank. NICSIM_OK with *engine to wait
+ * for (its outcome is `why`), or `why` when there is no group to tell. */
+nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_request_t **engine);
+/* The same when not even a request could be allocated: the abort goes out unwaited for. */
+void nicoll_abort_unwaited(nicoll_module_t *m);
 
 extern const char *const nicoll_coll_names[NICOLL_COLLS];
 

@@ -35,7 +35,10 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
     nicoll_request_t *req = nicoll_request_new(
         m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, NULL == request, &on_stack);
     if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        nicoll_abort_unwaited(m);
+        return nicoll_error(comm, nicoll_coll_names[NULL == request ? NICOLL_ALLGATHER
+                                                                     : NICOLL_IALLGATHER],
+                            NICSIM_ERR_NO_MEMORY);
     }
     req->bytes = total;
     nicsim_status_t s = nicoll_transport_ready(m);
@@ -52,7 +55,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
                                     ? nicoll_data_start(sbuf, stype)
                                     : NULL;
         if (!contiguous) {
-            flat = req->packed = malloc(total);
+            flat = req->packed = nicoll_fault("pack") ? NULL : malloc(total);
             req->unpack_to = rbuf;
             req->unpack_count = (size_t) rcount * size;
             req->unpack_type = rtype;
@@ -69,6 +72,8 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
         if (NICSIM_OK == s) {
             s = nicsim_allgather_post(m->transport.group, d.algorithm, flat, block,
                                       d.packet_size, send_from, &req->engine);
+        } else {
+            s = nicoll_abort(m, s, &req->engine); /* the other ranks are told */
         }
     }
     return nicoll_start(req, s, request);

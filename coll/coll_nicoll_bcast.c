@@ -15,7 +15,8 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     nicoll_request_t on_stack;
     nicoll_request_t *req = nicoll_request_new(m, coll, NULL == request, &on_stack);
     if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        nicoll_abort_unwaited(m);
+        return nicoll_error(comm, nicoll_coll_names[coll], NICSIM_ERR_NO_MEMORY);
     }
     req->bytes = bytes;
     nicsim_status_t s = nicoll_transport_ready(m);
@@ -23,7 +24,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
         const int rank = ompi_comm_rank(comm);
         void *flat = nicoll_data_start(buf, type);
         if (!nicoll_contiguous(type, count)) {
-            flat = req->packed = malloc(bytes);
+            flat = req->packed = nicoll_fault("pack") ? NULL : malloc(bytes);
             if (NULL == flat) {
                 s = NICSIM_ERR_NO_MEMORY;
             } else if (rank == root) {
@@ -40,6 +41,8 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
             nicoll_decide(m, coll, bytes, &d);
             s = nicsim_bcast_post(m->transport.group, d.algorithm, d.k, root, flat, bytes,
                                   d.packet_size, &req->engine);
+        } else {
+            s = nicoll_abort(m, s, &req->engine); /* the other ranks are told */
         }
     }
     return nicoll_start(req, s, request);

@@ -125,11 +125,12 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->tuning_file, {0, 0, 0, NULL}, NULL},
     {"fault", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_9,
      "For tests: SITE or SITE:N makes this process fail the Nth pass (the first by default) "
-     "through a set-up step: transport (the PML transport's buffers), setup (the set-up "
-     "exchange's buffers), group (the engine group), shm_map (mapping the shared segment), "
-     "shm_probe (reading a peer's memory), ucx (starting UCX). Every rank then takes the same "
-     "path: nicoll declines the communicator, or uses the PML instead of shared memory or UCX. "
-     "Empty: no fault.",
+     "through a step: transport (the PML transport's buffers), setup (the set-up exchange's "
+     "buffers), group (the engine group), shm_map (mapping the shared segment), shm_probe "
+     "(reading a peer's memory), ucx (starting UCX); pack (a non-contiguous MPI_Bcast's or "
+     "MPI_Allgather's packing buffer). Every rank then takes the same path: nicoll declines the "
+     "communicator, or uses the PML instead of shared memory or UCX; a failed pack fails that "
+     "collective on this rank and on every rank not done with it yet. Empty: no fault.",
      &NICOLL_C->fault, {0, 0, 0, NULL}, NULL},
 };
 
@@ -346,8 +347,8 @@ bool nicoll_fault(const char *site)
     if (++passes != nth) {
         return false;
     }
-    opal_output(0, "nicoll: coll_nicoll_fault=%s: failing set-up step %s (pass %lu) on this "
-                   "process", spec, site, nth);
+    opal_output(0, "nicoll: coll_nicoll_fault=%s: failing step %s (pass %lu) on this process",
+                spec, site, nth);
     return true;
 }
 

@@ -30,6 +30,7 @@ static_assert(static_cast<int>(Status::no_memory) == NICSIM_ERR_NO_MEMORY);
 static_assert(static_cast<int>(Status::again) == NICSIM_ERR_AGAIN);
 static_assert(static_cast<int>(Status::transport) == NICSIM_ERR_TRANSPORT);
 static_assert(static_cast<int>(Status::protocol) == NICSIM_ERR_PROTOCOL);
+static_assert(static_cast<int>(Status::peer_failed) == NICSIM_ERR_PEER);
 
 struct nicsim_group {
     nicsim_group(int rank, int size, const nicsim_transport_t& transport,
@@ -243,6 +244,16 @@ nicsim_status_t nicsim_group_place(nicsim_group_t* group, int src, const void* h
 nicsim_status_t nicsim_group_progress(nicsim_group_t* group) {
     if (group == nullptr) return NICSIM_ERR_INVALID;
     return guarded([&] { return group->agent.progress(); });
+}
+
+nicsim_status_t nicsim_abort_post(nicsim_group_t* group, nicsim_status_t why,
+                                  nicsim_request_t** request) {
+    if (request == nullptr) return NICSIM_ERR_INVALID;
+    *request = nullptr;
+    if (group == nullptr || why >= NICSIM_OK || why == NICSIM_ERR_AGAIN) return NICSIM_ERR_INVALID;
+    return post_request(group, request, [&](nicsim::Seq* seq) {
+        return group->agent.post_abort(static_cast<Status>(why), seq);
+    });
 }
 
 nicsim_status_t nicsim_barrier_post(nicsim_group_t* group, int algorithm,

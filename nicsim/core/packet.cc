@@ -27,6 +27,7 @@ bool known_kind(std::uint8_t kind) {
     case PacketKind::nack:
     case PacketKind::bcast:
     case PacketKind::recovery_ack:
+    case PacketKind::abort:
         return true;
     }
     return false;

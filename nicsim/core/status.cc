@@ -11,6 +11,7 @@ const char* to_string(Status s) {
         case Status::again: return "transport busy, try again";
         case Status::transport: return "transport failure";
         case Status::protocol: return "malformed or unexpected packet";
+        case Status::peer_failed: return "another rank could not take part (a local failure there)";
     }
     return "unknown status";
 }

@@ -23,6 +23,7 @@ enum class Status : int {
     again = -3,
     transport = -4,
     protocol = -5,
+    peer_failed = -6,  // another rank could not take part in this collective
 };
 
 constexpr bool failed(Status s) { return static_cast<int>(s) < 0; }

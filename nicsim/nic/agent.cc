@@ -123,6 +123,60 @@ Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint3
                  seq);
 }
 
+namespace {
+
+// The collective a rank could not post (Agent::post_abort): every other rank is told at start.
+class AbortOp final : public Operation {
+public:
+    AbortOp(Seq seq, Rank rank, Rank size, Status why, Nic& nic)
+        : seq_(seq), rank_(rank), size_(size), why_(why), nic_(nic) {}
+    Status start() override {
+        PacketHeader h;
+        h.kind = PacketKind::abort;
+        h.seq = seq_;
+        h.origin = rank_;
+        for (Rank peer = 0; peer < size_; ++peer) {
+            if (peer == rank_) continue;
+            if (const Status s = nic_.send(peer, h); failed(s)) return s;
+        }
+        return why_;
+    }
+    Status on_packet(Rank, const PacketHeader&, std::span<const std::byte>) override {
+        return Status::ok;  // dropped before it gets here (Agent::take)
+    }
+
+private:
+    Seq seq_;
+    Rank rank_;
+    Rank size_;
+    Status why_;
+    Nic& nic_;
+};
+
+}  // namespace
+
+Status Agent::post_abort(Status why, Seq* seq) {
+    if (!failed(why) || why == Status::again) return Status::invalid;
+    remember_abort(next_seq_);
+    const Status s = start(make_op<AbortOp>(next_seq_, rank_, size_, why, *nic_), seq);
+    if (Slot* slot = find(*seq); slot != nullptr) slot->aborted_here = true;
+    return s == why ? Status::ok : s;  // `why` is the collective's outcome, not the post's
+}
+
+void Agent::remember_abort(Seq seq) {
+    if (aborted(seq)) return;
+    if (aborted_.size() == kRememberedAborts) aborted_.erase(aborted_.begin());
+    aborted_.push_back(seq);
+}
+
+Status Agent::on_abort(Seq seq) {
+    remember_abort(seq);
+    if (Slot* slot = find(seq); slot != nullptr && slot->status == Status::in_progress) {
+        settle(seq, *slot, Status::peer_failed);  // may forget the slot
+    }
+    return Status::ok;  // a collective not posted yet fails when it is (start())
+}
+
 Status Agent::supply(Seq seq) {
     Slot* slot = find(seq);
     if (slot == nullptr || slot->status != Status::in_progress) return Status::invalid;
@@ -202,6 +256,9 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
     slot.op = std::move(op);
     slot.allgather = allgather;
     settle(s, slot, started);
+    const Status posted = failed(slot.status) ? slot.status : Status::ok;
+    // A peer told us it could not take part: the collective is posted, and fails.
+    if (slot.status == Status::in_progress && aborted(s)) settle(s, slot, Status::peer_failed);
     if (const auto early = early_.empty() ? early_.end() : early_.find(s); early != early_.end()) {
         // The host copies the early payloads out of the channel.
         std::vector<EarlyPacket> packets = std::move(early->second);
@@ -211,7 +268,7 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
         }
         channels_.drop(s);
     }
-    return failed(slot.status) ? slot.status : Status::ok;
+    return posted;
 }
 
 Status Agent::deliver(Rank src, std::span<const std::byte> packet) {
@@ -230,6 +287,8 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
 // The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
 // when this returns.
 Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (header.kind == PacketKind::abort) return on_abort(header.seq);
+    if (aborted(header.seq)) return Status::ok;  // a packet of a collective a rank gave up
     Slot* slot = find(header.seq);
     if (slot == nullptr) return keep_early(src, header, payload);
     return feed(*slot, src, header, payload);
@@ -295,7 +354,9 @@ Status Agent::test(Seq seq) const {
     const Slot* slot = find(seq);
     if (slot == nullptr) return Status::invalid;
     // A collective is not complete while packets it sent may still wait in the transmit queue.
-    if (slot->status == Status::ok && nic_->queued() != 0) return Status::in_progress;
+    if ((slot->status == Status::ok || slot->aborted_here) && nic_->queued() != 0) {
+        return Status::in_progress;
+    }
     return slot->status;
 }
 

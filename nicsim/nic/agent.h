@@ -4,6 +4,7 @@
 // (nic.h): the one send path, with its flow control, of both fabrics.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -100,6 +101,13 @@ public:
     // tree.root): the modeled network's, one for every node.
     Status post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                       std::span<std::byte> message, Seq* seq);
+    // This rank cannot take part in its next collective (a local failure `why` before it could
+    // post it, such as an allocation): the collective is numbered as any other, and every other
+    // rank is sent an abort packet, so that its copy fails with peer_failed (unless already
+    // complete) instead of waiting for this rank. test(seq) answers in_progress until those
+    // packets have left, then `why`. Packets of an aborted collective are dropped on arrival.
+    Status post_abort(Status why, Seq* seq);
+
     // With host_feeds_root: the root's host moved the next packet of broadcast `seq` into the
     // NIC, which multicasts it. `again` when the NIC has no send buffer free for it;
     // invalid when `seq` is no broadcast this rank is the root of, or has no packet left.
@@ -186,6 +194,7 @@ private:
         AllgatherOp* allgather = nullptr;  // op, when it is an allgather
         Status status = Status::in_progress;
         bool released = false;
+        bool aborted_here = false;  // this rank's post_abort(): complete once its packets left
     };
     struct EarlyPacket {
         Rank src;
@@ -210,6 +219,12 @@ private:
     };
 
     Status take(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    // An abort from a peer for collective `seq` (post_abort()).
+    Status on_abort(Seq seq);
+    bool aborted(Seq seq) const {
+        return !aborted_.empty() && std::find(aborted_.begin(), aborted_.end(), seq) != aborted_.end();
+    }
+    void remember_abort(Seq seq);
     Status start(OpPtr op, Seq* seq, AllgatherOp* allgather = nullptr);
     Slot* find(Seq seq);
     const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
@@ -249,6 +264,10 @@ private:
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
+    // Collectives aborted lately (post_abort(), here or at a peer), whose packets are dropped:
+    // the last kRememberedAborts of them.
+    static constexpr std::size_t kRememberedAborts = 64;
+    std::vector<Seq> aborted_;
     // This rank's schedules, planned once per algorithm.
     Schedules<plan::BarrierAlgorithm, plan::BarrierSchedule, &BarrierOp::runs> barrier_schedules_;
     Schedules<plan::AllgatherAlgorithm, plan::AllgatherSchedule, &AllgatherOp::runs>

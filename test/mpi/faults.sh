@@ -9,6 +9,9 @@
 # - ucx (with coll_nicoll_transport ucx): rank 0 says a rank cannot use UCX, and every rank
 #   carries packets over the PML instead, nicoll still running every collective; the same with
 #   a real failure, UCX_TLS naming no transport on one rank.
+# - pack (pack:2): a failure inside an MPI_Bcast (MPI_Allgather) of strided ints, on one rank
+#   (test_abort): every rank returns, the faulty one with an error, the others with an error or the
+#   right bytes, and later collectives run right.
 # Before set-up agreed on failures, a rank that failed left its peers waiting for it forever.
 . "$top_srcdir/test/lib.sh"
 
@@ -44,7 +47,7 @@ for case in "3 1 transport" "5 4 transport" "3 2 setup" "5 0 setup" "3 1 group" 
         *) why="a rank could not allocate its transport or set-up buffers" ;;
     esac
     check "fault $3 on rank $2 of $1: the faulty rank says so, rank 0 says nicoll declines MPI_COMM_WORLD" \
-        sh -c 'grep -q "coll_nicoll_fault=$2: failing set-up step $2 (pass 1)" "$1" &&
+        sh -c 'grep -q "coll_nicoll_fault=$2: failing step $2 (pass 1)" "$1" &&
                test "$(grep -c "MPI_COMM_WORLD (cid 0): $3; nicoll declines this communicator" "$1")" -eq 1' \
         _ "$log" "$3" "$why"
     check "... every test_coll check passes" all_passed
@@ -84,4 +87,21 @@ check "UCX with no usable transport on rank 2 of 3: rank 0 names rank 2, rank 2 
 check "... every rank reaches both peers through the PML" \
     [ "$(grep -c "MPI_COMM_WORLD (cid 0): this rank reaches 0 peers through shared memory, 0 through UCX, 2 through the PML" "$log")" -eq 3 ]
 check "... every test_coll check passes, nicoll running every collective" all_passed
+
+# A failure inside a collective: one rank cannot allocate the packing buffer of its MPI_Bcast
+# (pack) or MPI_Allgather (pack:2) of strided ints. It tells the others, so every rank returns
+# (MPI_ERRORS_RETURN): the faulty one with an error, the others with an error when told before
+# they were done, else with the right bytes; later collectives run right. (Before, its peers
+# waited for it forever.) Over shared memory and over the PML.
+for case in "3 1 pack bcast" "4 0 pack bcast" "5 3 pack:2 allgather" "2 0 pack:2 allgather" \
+    "4 2 pack bcast pml"; do
+    set -- $case
+    transport=${5:-auto}
+    program="$top_builddir/test/mpi/test_abort $4"
+    inject "$1" "$2" "$3"
+    check "fault $3 on rank $2 of $1 ($4, transport ${5:-auto}): the faulty rank fails with out of memory, every rank returns" \
+        sh -c 'test "$(grep -c "failed: out of memory" "$1")" -eq 1 &&
+               test "$(grep -c "^# rank [0-9]*: MPI_" "$1")" -eq $((2 * $2))' _ "$log" "$1"
+    check "... every check of test_abort passes" all_passed
+done
 tap_done

@@ -27,7 +27,9 @@ typedef enum nicsim_status {
     NICSIM_ERR_NO_MEMORY = -2, /* an allocation failed */
     NICSIM_ERR_AGAIN = -3,     /* transport only: no resources now, offer the packet again later */
     NICSIM_ERR_TRANSPORT = -4, /* the transport failed to carry a packet */
-    NICSIM_ERR_PROTOCOL = -5   /* a malformed or unexpected packet arrived */
+    NICSIM_ERR_PROTOCOL = -5,  /* a malformed or unexpected packet arrived */
+    NICSIM_ERR_PEER = -6       /* another rank could not take part in the collective (its local
+                                * failure, nicsim_abort_post) */
 } nicsim_status_t;
 
 /* The collectives the engine runs; each has a table of algorithms addressed by index, the first
@@ -142,6 +144,14 @@ nicsim_status_t nicsim_bcast_post(nicsim_group_t *group, int algorithm, int k, i
 nicsim_status_t nicsim_allgather_post(nicsim_group_t *group, int algorithm, void *result,
                                       size_t block_bytes, size_t packet_bytes, const void *own,
                                       nicsim_request_t **request);
+
+/* This rank cannot take part in its next collective: a local failure `why` (such as
+ * NICSIM_ERR_NO_MEMORY for a buffer it could not allocate) came before it could post it. The
+ * collective is numbered as any other, and every other rank is told, so that its copy fails
+ * with NICSIM_ERR_PEER (unless it is already complete) instead of waiting for this rank. The
+ * request answers NICSIM_IN_PROGRESS until the transport has taken those packets, then `why`. */
+nicsim_status_t nicsim_abort_post(nicsim_group_t *group, nicsim_status_t why,
+                                  nicsim_request_t **request);
 
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
  * transport included), NICSIM_IN_PROGRESS while it is not, or the error that failed it. */

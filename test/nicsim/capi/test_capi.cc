@@ -79,6 +79,10 @@ TEST(CApi, RejectsBadArguments) {
     EXPECT_EQ(nicsim_barrier_post(group, 7, &request), NICSIM_ERR_INVALID);
     EXPECT_EQ(request, nullptr);
     EXPECT_EQ(nicsim_barrier_post(nullptr, 0, &request), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_abort_post(group, NICSIM_OK, &request), NICSIM_ERR_INVALID);  // no failure
+    EXPECT_EQ(nicsim_abort_post(group, NICSIM_ERR_AGAIN, &request), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_abort_post(nullptr, NICSIM_ERR_NO_MEMORY, &request), NICSIM_ERR_INVALID);
+    EXPECT_EQ(request, nullptr);
     EXPECT_EQ(nicsim_group_deliver(group, 1, nullptr, nullptr, 0), NICSIM_ERR_INVALID);
     const unsigned char junk[NICSIM_HEADER_BYTES] = {1, 2, 3};
     EXPECT_EQ(nicsim_group_deliver(group, 1, junk, nullptr, 0), NICSIM_ERR_PROTOCOL);
@@ -119,6 +123,37 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
     for (int r = 0; r < 2; ++r) {
         EXPECT_EQ(nicsim_request_test(request[r]), NICSIM_OK);
         nicsim_request_free(request[r]);
+        nicsim_group_free(group[r]);
+    }
+}
+
+// Rank 1 cannot post its collective: its abort reaches rank 0, whose barrier then fails too.
+TEST(CApi, ARankThatCannotPostTellsTheOthers) {
+    Mailbox box[2];
+    nicsim_group_t* group[2];
+    for (int r = 0; r < 2; ++r) {
+        const nicsim_transport_t transport{&box[r], post_to_mailbox};
+        ASSERT_EQ(nicsim_group_create(r, 2, &transport, nullptr, &group[r]), NICSIM_OK);
+    }
+    nicsim_request_t* barrier = nullptr;
+    nicsim_request_t* abort = nullptr;
+    ASSERT_EQ(nicsim_barrier_post(group[0], 0, &barrier), NICSIM_OK);
+    box[1].busy = true;  // the abort waits in rank 1's NIC at first
+    ASSERT_EQ(nicsim_abort_post(group[1], NICSIM_ERR_NO_MEMORY, &abort), NICSIM_OK);
+    EXPECT_EQ(nicsim_request_test(abort), NICSIM_IN_PROGRESS);
+    box[1].busy = false;
+    ASSERT_EQ(nicsim_group_progress(group[1]), NICSIM_OK);
+    EXPECT_EQ(nicsim_request_test(abort), NICSIM_ERR_NO_MEMORY);
+    ASSERT_EQ(box[1].packets.size(), 1u);
+    ASSERT_EQ(nicsim_group_deliver(group[0], 1, box[1].packets[0].bytes.data(), nullptr, 0),
+              NICSIM_OK);
+    EXPECT_EQ(nicsim_request_test(barrier), NICSIM_ERR_PEER);
+    // Rank 0's barrier token reaches rank 1 late, for a collective it gave up: dropped.
+    ASSERT_EQ(box[0].packets.size(), 1u);
+    EXPECT_EQ(nicsim_group_deliver(group[1], 0, box[0].packets[0].bytes.data(), nullptr, 0),
+              NICSIM_OK);
+    for (int r = 0; r < 2; ++r) {
+        nicsim_request_free(r == 0 ? barrier : abort);
         nicsim_group_free(group[r]);
     }
 }

@@ -29,7 +29,7 @@ TEST(Packet, HeaderRoundTrips) {
 TEST(Packet, EveryKindRoundTrips) {
     for (const PacketKind kind : {PacketKind::barrier, PacketKind::unicast, PacketKind::credit,
                                   PacketKind::allgather, PacketKind::nack, PacketKind::bcast,
-                                  PacketKind::recovery_ack}) {
+                                  PacketKind::recovery_ack, PacketKind::abort}) {
         PacketHeader h;
         h.kind = kind;
         const auto decoded = PacketHeader::decode(bytes_of(h));
@@ -55,7 +55,7 @@ TEST(Packet, RejectsShortForeignAndInconsistentPackets) {
     auto kind = good;
     kind[3] = std::byte{0};
     auto kind_high = good;
-    kind_high[3] = std::byte{9};
+    kind_high[3] = std::byte{10};
     EXPECT_FALSE(PacketHeader::decode(kind_high));
     auto kind_retired = good;  // 2 was the host's multicast, now the agent's broadcast
     kind_retired[3] = std::byte{2};

@@ -1,0 +1,100 @@
+/* A local failure inside a collective, on one rank: run by faults.sh with coll_nicoll_fault=pack
+ * (pack:2) on that rank only, so that the packing buffer of its MPI_Bcast (MPI_Allgather) of
+ * strided ints is not allocated; the argument names that collective. With MPI_ERRORS_RETURN,
+ * every rank must return from it: the faulty rank with an error, every other rank either with an
+ * error (it was told before it was done) or with the right bytes. Nothing hangs, the other
+ * collective runs right everywhere, and so do the communicator's later collectives.
+ *
+ * Prints TAP (one line per check, agreed over MPI_COMM_WORLD) and each rank's outcome as a
+ * comment: "# rank R: MPI_Bcast failed|right".
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_test.h"
+
+#define COUNT 5000 /* ints, every second one: 20 KB of payload */
+
+static int value(int round, int origin, int i)
+{
+    return round * 1000003 + origin * 7919 + i;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    const int failing = argc > 1 && 0 == strcmp(argv[1], "allgather") ? 1 : 0;
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Datatype strided;
+    MPI_Type_vector(COUNT, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(strided, &lb, &extent);
+    int *buf = calloc((size_t) size * (size_t) extent, 1);
+    int *own = malloc(2 * COUNT * sizeof(int));
+    int checks = 0, passed = 0;
+
+    /* The broadcast, then the allgather, of strided ints: each rank's first and second pass
+     * through the packing step. */
+    for (int round = 0; round < 2; ++round) {
+        const char *name = 0 == round ? "MPI_Bcast" : "MPI_Allgather";
+        int rc;
+        if (0 == round) {
+            for (int i = 0; i < COUNT; ++i) buf[2 * i] = 0 == rank ? value(round, 0, i) : -1;
+            rc = MPI_Bcast(buf, 1, strided, 0, MPI_COMM_WORLD);
+        } else {
+            for (int i = 0; i < COUNT; ++i) own[2 * i] = value(round, rank, i);
+            rc = MPI_Allgather(own, 1, strided, buf, 1, strided, MPI_COMM_WORLD);
+        }
+        int right = MPI_SUCCESS == rc;
+        const int origins = 0 == round ? 1 : size;
+        for (int o = 0; right && o < origins; ++o) {
+            const int *block = (const int *) ((const char *) buf + (MPI_Aint) o * extent);
+            for (int i = 0; right && i < COUNT; ++i) right = block[2 * i] == value(round, o, i);
+        }
+        printf("# rank %d: %s %s\n", rank, name,
+               MPI_SUCCESS != rc ? "failed" : right ? "right" : "WRONG");
+        fflush(stdout);
+        int failed = MPI_SUCCESS != rc, any_failed;
+        MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        char what[160];
+        if (round == failing) {
+            snprintf(what, sizeof what, "%s with one rank failing to pack: every rank returned, "
+                     "every success with the right bytes, at least one failure", name);
+        } else {
+            snprintf(what, sizeof what, "%s: right on every rank", name);
+        }
+        ++checks;
+        passed += tap_report(round == failing ? (MPI_SUCCESS != rc || right) && any_failed : right,
+                             what);
+    }
+
+    /* Afterwards, the same communicator runs as before. */
+    int ok = 1;
+    for (int round = 2; round < 6; ++round) {
+        int v[4] = {value(round, rank, 0), 0, 0, 0};
+        int *all = malloc((size_t) size * sizeof(int));
+        ok &= MPI_SUCCESS == MPI_Barrier(MPI_COMM_WORLD);
+        v[1] = 0 == rank ? value(round, 0, 1) : -1;
+        ok &= MPI_SUCCESS == MPI_Bcast(&v[1], 1, MPI_INT, 0, MPI_COMM_WORLD) && v[1] == value(round, 0, 1);
+        ok &= MPI_SUCCESS == MPI_Allgather(&v[0], 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int o = 0; o < size; ++o) ok &= all[o] == value(round, o, 0);
+        free(all);
+    }
+    ++checks;
+    passed += tap_report(ok, "later MPI_Barrier, MPI_Bcast and MPI_Allgather run right on every rank");
+
+    if (0 == rank) {
+        printf("# checks %d\n# passed %d\n", checks, passed);
+    }
+    MPI_Type_free(&strided);
+    free(own);
+    free(buf);
+    MPI_Finalize();
+    return checks == passed ? 0 : 1;
+}
