@@ -21,8 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "nicsim/nicsim.h"
+
 #define NICOLL_SHM_LINE 64
-#define NICOLL_RING_HEADER_BYTES 24 /* NICSIM_HEADER_BYTES */
 
 /* A ring's control line, written by its receiver only. */
 typedef struct nicoll_shm_ring {
@@ -44,7 +45,7 @@ typedef struct nicoll_shm_slot {
     uint64_t payload_bytes; /* inline or apart */
     uint64_t remote;        /* the payload's address in the sender, when apart; else 0 */
     uint64_t staged;        /* its offset + 1 in the sender's staging area, when staged; else 0 */
-    unsigned char header[NICOLL_RING_HEADER_BYTES];
+    unsigned char header[NICSIM_HEADER_BYTES];
     /* inline payload follows */
 } nicoll_shm_slot_t;
 

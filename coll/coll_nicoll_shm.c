@@ -52,8 +52,6 @@
 #include "ompi/proc/proc.h"
 #include "opal/runtime/opal_progress.h"
 
-_Static_assert(NICOLL_RING_HEADER_BYTES == NICSIM_HEADER_BYTES, "a slot holds an engine header");
-
 /* A communicator's segment stays within this many bytes (all of it allocated at set-up, so a full
  * /dev/shm shows then, not as a fault later): large communicators get fewer inline bytes. */
 #define NICOLL_SHM_MAX_BYTES (64ul << 20)

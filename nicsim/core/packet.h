@@ -32,7 +32,7 @@ enum class PacketKind : std::uint8_t {
                     // every NIC it reaches (nic/bcast_op.h says which)
     recovery_ack = 8,  // a deadlocked subtree's channels are free again; origin: the channel's
                        // owner (Bhoedjang et al. §4.2, nic/deadlock_recovery.h)
-    abort = 9,      // the sender could not take part in collective `seq` (nic/agent.h)
+    abort = 9,      // the sender could not take part in collective `seq` (nic/abort_op.h)
 };
 
 // flags

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "nic/abort_op.h"
 #include "nic/bcast_op.h"
 #include "plan/ordering.h"
 
@@ -122,38 +123,6 @@ Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint3
                                   host_feeds_root_),
                  seq);
 }
-
-namespace {
-
-// The collective a rank could not post (Agent::post_abort): every other rank is told at start.
-class AbortOp final : public Operation {
-public:
-    AbortOp(Seq seq, Rank rank, Rank size, Status why, Nic& nic)
-        : seq_(seq), rank_(rank), size_(size), why_(why), nic_(nic) {}
-    Status start() override {
-        PacketHeader h;
-        h.kind = PacketKind::abort;
-        h.seq = seq_;
-        h.origin = rank_;
-        for (Rank peer = 0; peer < size_; ++peer) {
-            if (peer == rank_) continue;
-            if (const Status s = nic_.send(peer, h); failed(s)) return s;
-        }
-        return why_;
-    }
-    Status on_packet(Rank, const PacketHeader&, std::span<const std::byte>) override {
-        return Status::ok;  // dropped before it gets here (Agent::take)
-    }
-
-private:
-    Seq seq_;
-    Rank rank_;
-    Rank size_;
-    Status why_;
-    Nic& nic_;
-};
-
-}  // namespace
 
 Status Agent::post_abort(Status why, Seq* seq) {
     if (!failed(why) || why == Status::again) return Status::invalid;

@@ -178,6 +178,15 @@ struct Seen {
     std::size_t refused = 0;         // packets the modeled fabric answered `again`
     std::size_t credit_updates = 0;  // explicit credit packets
     std::size_t piggybacked = 0;     // data packets that carried credits back
+
+    void add(const std::vector<Event>& log) {
+        for (const Event& e : log) {
+            if (e.kind != Event::transmit) continue;
+            refused += e.answer == Status::again;
+            credit_updates += e.header.kind == PacketKind::credit;
+            piggybacked += e.header.kind != PacketKind::credit && e.header.credits != 0;
+        }
+    }
 };
 
 void expect_same_decisions(Rank nodes, const Collective& c, const std::string& name,
@@ -188,12 +197,7 @@ void expect_same_decisions(Rank nodes, const Collective& c, const std::string& n
     ASSERT_EQ(log.size(), static_cast<std::size_t>(nodes));
     for (Rank r = 0; r < nodes; ++r) {
         EXPECT_EQ(replay(r, model, c, log[r]), "") << name << " on " << nodes << " ranks, rank " << r;
-        for (const Event& e : log[r]) {
-            if (e.kind != Event::transmit) continue;
-            seen->refused += e.answer == Status::again;
-            seen->credit_updates += e.header.kind == PacketKind::credit;
-            seen->piggybacked += e.header.kind != PacketKind::credit && e.header.credits != 0;
-        }
+        seen->add(log[r]);
     }
 }
 
@@ -348,13 +352,7 @@ TEST(Seam, BroadcastsDecideTheSameOnBothFabrics) {
                                 << shape.name << " from " << b.root << " on " << n << " ranks, "
                                 << bytes << " B, " << credits << " credits, "
                                 << (f == nic::Forwarding::fpfs ? "fpfs" : "fcfs") << ", rank " << r;
-                            for (const Event& e : log[r]) {
-                                if (e.kind != Event::transmit) continue;
-                                seen.refused += e.answer == Status::again;
-                                seen.credit_updates += e.header.kind == PacketKind::credit;
-                                seen.piggybacked +=
-                                    e.header.kind != PacketKind::credit && e.header.credits != 0;
-                            }
+                            seen.add(log[r]);
                         }
                     }
                 }
