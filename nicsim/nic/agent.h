@@ -37,9 +37,9 @@ struct AgentConfig {
     // empty for rank order. Broadcast trees are built over it, so subtrees stay local.
     std::vector<Rank> order;
     // Each rank's node (ranks with the same number share one), or empty for none known. Given,
-    // broadcast trees cross between nodes once per node (plan::node_tree), and barriers and
-    // combining allgathers only between the nodes' first ranks (plan::node_barrier,
-    // plan::node_allgather).
+    // broadcast trees cross between nodes once per node (plan::node_tree), barriers only
+    // between the nodes' first ranks (plan::node_barrier), and allgathers carry each block into
+    // each other node once (plan::node_allgather).
     std::vector<int> node_of;
     // A broadcast root's host moves its message into the NIC packet by packet (supply()), as
     // the modeled network's host does, rather than leaving it in host memory for the NIC to send.

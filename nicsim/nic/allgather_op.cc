@@ -68,7 +68,28 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
         steps_.push_back({cut(step.sends), cut(step.recvs)});
         arrived_.emplace_back(steps_.back().recv.packets);
     }
-    if (!combines_) asked_.assign(arrived_.begin(), arrived_.end());
+    if (combines_) return;
+    asked_.assign(arrived_.begin(), arrived_.end());
+    hop_first_.assign(static_cast<std::size_t>(size) + 1, 0);
+    for (const plan::AllgatherStep& step : schedule) {
+        for (const plan::Transfer& t : step.sends) {
+            for (const plan::BlockRange& range : t.blocks) {
+                for (Rank o = range.first; o < range.first + range.count; ++o) ++hop_first_[o + 1];
+            }
+        }
+    }
+    for (std::size_t o = 0; o < static_cast<std::size_t>(size); ++o)
+        hop_first_[o + 1] += hop_first_[o];
+    hops_.resize(hop_first_.back());
+    std::vector<std::uint32_t> filled(hop_first_.begin(), hop_first_.end() - 1);
+    for (std::size_t k = 0; k < schedule.size(); ++k) {
+        for (const plan::Transfer& t : schedule[k].sends) {
+            for (const plan::BlockRange& range : t.blocks) {
+                for (Rank o = range.first; o < range.first + range.count; ++o)
+                    hops_[filled[o]++] = {t.peer, static_cast<std::uint32_t>(k)};
+            }
+        }
+    }
 }
 
 bool AllgatherOp::reuse(Seq seq, bool combines, const plan::AllgatherSchedule& schedule,
@@ -95,7 +116,7 @@ void AllgatherOp::forgotten() {
 Status AllgatherOp::start() {
     if (!combines_) {
         for (std::uint32_t q = 0; q < per_block_; ++q) {
-            const Status s = send_hops(plan::ab_first_hop(rank_, size_), q, block_packet(rank_, q));
+            const Status s = send_hops(rank_, q, block_packet(rank_, q));
             if (failed(s)) return s;
         }
     }
@@ -136,8 +157,7 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
     }
     place(layout, payload);
     if (!combines_) {
-        const plan::HopFlag flag{header.origin, static_cast<int>(step)};
-        const Status s = send_hops(plan::ab_next_hop(flag, rank_, size_), index_of(header), layout);
+        const Status s = send_hops(header.origin, index_of(header), layout);
         if (failed(s)) return s;
     }
     return advance();
@@ -202,22 +222,19 @@ Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index,
 }
 
 Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin) {
-    // Origin's block leaves this rank along these hops: from the start if it is its own, else
+    if (origin < 0 || origin >= size_) return Status::protocol;
+    // Origin's block leaves this rank along its hops: from the start if it is its own, else
     // once it has arrived at step `from`.
-    std::optional<std::size_t> from;
-    std::optional<plan::Hop> hop;
-    if (origin == rank_) {
-        hop = plan::ab_first_hop(rank_, size_);
-    } else {
-        from = step_receiving(origin);
-        if (!from) return Status::protocol;
-        hop = plan::ab_next_hop({origin, static_cast<int>(*from)}, rank_, size_);
-    }
-    const int j = static_cast<int>(step);
-    while (hop && hop->flag.j < j) hop = plan::ab_next_hop(hop->flag, rank_, size_);
-    if (!hop || hop->flag.j != j || hop->to != src || index >= per_block_) {
+    const auto hops = std::span(hops_).subspan(hop_first_[origin],
+                                               hop_first_[origin + 1] - hop_first_[origin]);
+    if (std::none_of(hops.begin(), hops.end(),
+                     [&](const Hop& h) { return h.to == src && h.step == step; }) ||
+        index >= per_block_) {
         return Status::protocol;  // src gets no such packet from this rank
     }
+    const std::optional<std::size_t> from =
+        origin == rank_ ? std::nullopt : step_receiving(origin);
+    if (origin != rank_ && !from) return Status::protocol;
     Status s;
     const std::optional<std::size_t> slot = from ? hop_slot(*from, origin, index) : std::nullopt;
     if (!from || arrived_[*from].has(*slot)) {
@@ -362,11 +379,10 @@ void AllgatherOp::place_own() {
     own_ = {};
 }
 
-Status AllgatherOp::send_hops(std::optional<plan::Hop> hop, std::uint32_t index,
-                              const Layout& layout) {
-    for (; hop; hop = plan::ab_next_hop(hop->flag, rank_, size_)) {
-        const Status s = send(
-            hop->to, header(PacketKind::allgather, hop->flag.j, index, hop->flag.origin), layout);
+Status AllgatherOp::send_hops(Rank origin, std::uint32_t index, const Layout& layout) {
+    for (std::uint32_t h = hop_first_[origin]; h < hop_first_[origin + 1]; ++h) {
+        const Status s =
+            send(hops_[h].to, header(PacketKind::allgather, hops_[h].step, index, origin), layout);
         if (failed(s)) return s;
     }
     return Status::ok;

@@ -16,10 +16,11 @@
 //   combining (rd)  step by step, like a barrier. Entering step k the rank sends each of the
 //                   step's transfers, cut by pack(), and moves on once every packet of the step's
 //                   receive is in. Packets of later steps may come first; they are placed at once.
-//   hopping (ab)    each block travels in packets of its own, each carrying its hop flag (i, j).
-//                   The moment a packet arrives it goes on, as is, to every later hop of
-//                   ab_next_hop(); the origin sends its own along ab_first_hop() and on. The
-//                   steps only say which origins come from which peer.
+//   hopping (ab)    each block travels in packets of its own, each carrying its origin i. The
+//                   moment a packet arrives it goes on, as is, along this rank's hops of i: the
+//                   schedule's sends that name i, in step order (the tree of i, plan/allgather.h);
+//                   the origin sends its own along its hops at once. The steps only say which
+//                   origins come from which peer.
 //
 // Packet encoding. Data packets are of kind allgather:
 //
@@ -28,9 +29,9 @@
 //            +------------+---------------------------------------+
 //            |  step k    |  packet index                         |
 //            +------------+---------------------------------------+
-//            k: the schedule step; for a hopping packet the j of its flag, which is the step it
-//            travels at. index: combining, among pack() of step k's transfer; hopping, among
-//            pack({i, 1}) of block i
+//            k: the schedule step (hopping: of the send that carries the packet, which is the
+//            step of the receive that brings it). index: combining, among pack() of step k's
+//            transfer; hopping, among pack({i, 1}) of block i
 //   origin   combining: the sender; hopping: i, the block's origin
 //   payload  the packet's pieces of the gathered buffer back to back (plan::Packet), or empty
 //            when only time is modelled; payload_bytes is their length either way
@@ -172,8 +173,8 @@ private:
     std::span<const std::byte> bytes_of(plan::ByteRange piece);
     // Copies own_ into its place in result_, once.
     void place_own();
-    // Sends a hopping packet along `hop` and every hop after it.
-    Status send_hops(std::optional<plan::Hop> hop, std::uint32_t index, const Layout& layout);
+    // Sends packet `index` of origin's block along every hop of origin.
+    Status send_hops(Rank origin, std::uint32_t index, const Layout& layout);
     void place(const Layout& layout, std::span<const std::byte> payload);
 
     Seq seq_;
@@ -189,6 +190,14 @@ private:
     CollectiveStats& stats_;
     std::uint64_t per_block_;  // packets per block
     SmallVector<Step, 4> steps_;
+    // Hopping: where this rank sends each origin's packets, the schedule's sends by origin:
+    // hops_[hop_first_[o] .. hop_first_[o + 1]) (worked out once, as steps_ is).
+    struct Hop {
+        Rank to;
+        std::uint32_t step;
+    };
+    std::vector<std::uint32_t> hop_first_;
+    std::vector<Hop> hops_;
     // [step] which packets of the step's receive are in (inline up to 4 steps: 16 ranks by
     // recursive doubling), and (hopping only) which of them this rank asked for since its last
     // timeout.

@@ -55,27 +55,6 @@ Rank block_count(std::span<const BlockRange> blocks) {
     return count;
 }
 
-namespace {
-
-// The hop to `distance` ranks after the origin, if that is still in the group.
-std::optional<Hop> hop_to(std::int64_t distance, HopFlag flag, Rank size) {
-    if (distance >= size) return std::nullopt;
-    return Hop{static_cast<Rank>((flag.origin + distance) % size), flag};
-}
-
-}  // namespace
-
-std::optional<Hop> ab_first_hop(Rank rank, Rank size) {
-    return hop_to(1, {rank, 0}, size);
-}
-
-std::optional<Hop> ab_next_hop(HopFlag flag, Rank rank, Rank size) {
-    const Rank distance = ((rank - flag.origin) % size + size) % size;
-    const int j = flag.j + 1;
-    if (j > 30) return std::nullopt;  // 2^j > every Rank, so past every group
-    return hop_to(distance + (std::int64_t{1} << j), {flag.origin, j}, size);
-}
-
 std::uint64_t Packet::payload() const {
     std::uint64_t bytes = 0;
     for (const ByteRange& piece : pieces) bytes += piece.length;

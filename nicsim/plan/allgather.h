@@ -10,7 +10,7 @@
 // carries only blocks its rank held when the step began (its own and those received at earlier
 // steps), every send is matched by a receive of the same blocks at the same step, so both sides
 // cut it into the same packets (pack()), and no rank receives a block twice. Every peer a
-// schedule names is in the rank's binomial group (group.h).
+// schedule names is in the rank's binomial group (group.h), except over nodes (node_allgather()).
 //
 //   algorithm   steps, N = 2^m   other N             a step                     packets
 //   rd          m                floor(log2 N) + 2   exchange with rank ^ 2^k   combined
@@ -18,12 +18,15 @@
 //   host-rd     as rd, each step driven by the host (Yu et al.'s baseline)
 //   host-ring   N - 1            N - 1               one block to rank + 1      combined
 //
+// A hopping algorithm's NIC does not wait for steps (nic/allgather_op.h): a packet goes on the
+// moment it arrives, to every send of a later step that names its origin, so the sends naming an
+// origin are its tree, and a step only tells the receiver which origins come from which peer.
+//
 // Yu et al. §6: rd wins for small blocks, whose log N steps fit in few packets; ab wins for large
 // ones, where combining no longer saves packets and forwarding each packet as it arrives does.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -79,12 +82,13 @@ AllgatherSchedule allgather_recursive_doubling(Rank rank, Rank size);  // rd, ho
 AllgatherSchedule allgather_all_to_all(Rank rank, Rank size);          // ab
 AllgatherSchedule allgather_ring(Rank rank, Rank size);                // host-ring
 
-// The allgather over nodes (allgather_nodes.cc) for `rank`, for an algorithm that combines
-// blocks (rd): ranks whose node_of (by rank) is the same share a node, led by its first rank in
-// `order`. Each member sends its block to its leader, the leaders run `algorithm` among
-// themselves with a node's blocks wherever it moves one, and each leader sends each member every
-// block but its own: only leaders cross between nodes. For an algorithm that does not combine
-// (ab's hops are laid out in rank space), with one node, or one rank per node,
+// The allgather over nodes (allgather_nodes.cc) for `rank`: ranks whose node_of (by rank) is the
+// same share a node, its members in their `order`. Every block crosses into each other node once.
+// Combining (rd): each member sends its block to its node's first rank, the leaders run
+// `algorithm` among themselves with a node's blocks wherever it moves one, and each leader sends
+// each member every block but its own. Hopping (ab): the members cross in parallel, the c-th of
+// every node running `algorithm` among the nodes with the blocks of its column, then every rank
+// gives the other members of its node what it brought. With one node, or one rank per node,
 // algorithm.plan(rank, size).
 AllgatherSchedule node_allgather(const AllgatherAlgorithm& algorithm, Rank rank,
                                  std::span<const Rank> order, std::span<const int> node_of);
@@ -95,34 +99,6 @@ std::vector<BlockRange> cyclic_blocks(Rank first, Rank count, Rank size);
 
 // How many blocks the ranges name.
 Rank block_count(std::span<const BlockRange> blocks);
-
-// ab's hopping packets. A packet carries one origin's block (or a piece of it) and the flag
-// (i, j): i its origin, j log2 of the distance of the hop that brought it, the distance counted
-// in ranks after the origin modulo N. A NIC that has received a packet, or finished sending one,
-// passes it on by ab_next_hop(); a packet with flag (i, j) travels at step j of
-// allgather_all_to_all(), and reaches every rank but its origin exactly once.
-struct HopFlag {
-    Rank origin = 0;
-    int j = 0;
-
-    friend bool operator==(const HopFlag&, const HopFlag&) = default;
-};
-
-struct Hop {
-    Rank to = 0;
-    HopFlag flag;  // the flag the packet carries on this hop
-
-    friend bool operator==(const Hop&, const Hop&) = default;
-};
-
-// The first hop of `rank`'s own block: to rank + 1 (mod size) with flag (rank, 0); none when
-// size == 1.
-std::optional<Hop> ab_first_hop(Rank rank, Rank size);
-
-// The hop after `rank` has received or finished sending a packet with `flag`. With
-// d = (rank - i) mod size, the distance of rank after the origin: to rank d + 2^(j+1) after the
-// origin (mod size) with flag (i, j + 1); none when d + 2^(j+1) >= size.
-std::optional<Hop> ab_next_hop(HopFlag flag, Rank rank, Rank size);
 
 // Bytes [offset, offset + length) of the gathered buffer.
 struct ByteRange {

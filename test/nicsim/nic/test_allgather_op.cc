@@ -35,13 +35,36 @@ std::byte reference(int k, Rank origin, std::uint64_t i) {
     return static_cast<std::byte>(x >> 56);
 }
 
+// Rank r's node when the group spreads over `nodes` nodes (none: 0), by a hash.
+std::vector<int> layout(Rank size, int nodes, unsigned seed) {
+    std::vector<int> node_of;
+    std::mt19937 rng(seed);
+    for (Rank r = 0; r < size && nodes > 0; ++r)
+        node_of.push_back(std::uniform_int_distribution<int>(0, nodes - 1)(rng));
+    return node_of;
+}
+
+// Rank r's schedule as the agent plans it: over its nodes when node_of is not empty and the op
+// can run that.
+plan::AllgatherSchedule schedule(const plan::AllgatherAlgorithm& a, Rank rank, Rank size,
+                                 const std::vector<int>& node_of) {
+    if (!node_of.empty()) {
+        std::vector<Rank> order(size);
+        for (Rank r = 0; r < size; ++r) order[r] = r;
+        plan::AllgatherSchedule over_nodes = plan::node_allgather(a, rank, order, node_of);
+        if (AllgatherOp::runs(over_nodes)) return over_nodes;
+    }
+    return a.plan(rank, size);
+}
+
 // Packets a rank accepts in one collective: what its schedule's receives are cut into.
 std::size_t expected_packets(const plan::AllgatherAlgorithm& a, Rank rank, Rank size,
-                             std::uint64_t block, std::uint32_t mtu) {
+                             const std::vector<int>& node_of, std::uint64_t block,
+                             std::uint32_t mtu) {
     const std::size_t per_block =
         plan::pack(std::vector<plan::BlockRange>{{0, 1}}, block, mtu).size();
     std::size_t n = 0;
-    for (const plan::AllgatherStep& step : a.plan(rank, size)) {
+    for (const plan::AllgatherStep& step : schedule(a, rank, size, node_of)) {
         for (const plan::Transfer& recv : step.recvs) {
             n += a.combines ? plan::pack(recv.blocks, block, mtu).size()
                             : per_block * static_cast<std::size_t>(plan::block_count(recv.blocks));
@@ -60,6 +83,7 @@ struct Options {
     double refuse = 0;             // probability that the fabric answers `again`
     double early_timeout = 0;      // probability per step that a random agent times out too soon
     bool own_apart = false;        // each rank's block given apart (post_allgather's `own`)
+    int nodes = 0;                 // ranks spread over this many nodes at random; 0: no layout
     int collectives = 3;           // one after the other on each rank
     ChannelConfig channels{2, 0};  // bytes 0: enough for a whole collective; the third
                                    // collective reuses the first one's channel
@@ -99,8 +123,10 @@ public:
           busy_(o.size, false),
           delivered_data_(o.size, 0),
           results_(o.size, std::vector<std::vector<std::byte>>(o.collectives)),
-          owns_(o.size, std::vector<std::vector<std::byte>>(o.collectives)) {
+          owns_(o.size, std::vector<std::vector<std::byte>>(o.collectives)),
+          node_of_(layout(o.size, o.nodes, o.seed)) {
         AgentConfig config;
+        config.node_of = node_of_;
         config.channels = o.channels;
         if (config.channels.bytes == 0) {
             config.channels.bytes = std::max<std::uint64_t>(1, o.size * o.block);
@@ -224,7 +250,8 @@ public:
     void expect_exactly_once() const {
         for (Rank r = 0; r < o_.size; ++r) {
             const std::size_t expected =
-                expected_packets(algorithm_, r, o_.size, o_.block, o_.mtu) * o_.collectives;
+                expected_packets(algorithm_, r, o_.size, node_of_, o_.block, o_.mtu) *
+                o_.collectives;
             const CollectiveStats& s = agents_[r].stats();
             EXPECT_EQ(delivered_data_[r] - s.duplicates - s.early_dropped, expected)
                 << "rank " << r;
@@ -335,6 +362,7 @@ private:
     std::vector<std::vector<std::vector<std::byte>>> results_;  // [rank][collective]
     std::vector<std::vector<std::vector<std::byte>>> owns_;     // own_apart: [rank][collective]
     long completed_total_ = 0;
+    std::vector<int> node_of_;
 };
 
 Status WireFabric::transmit(Rank dst, const PacketHeader& header,
@@ -378,6 +406,7 @@ std::vector<Options> sample(unsigned seed) {
         while (o.block > 0 && std::uint64_t(size) * size * o.block > (1u << 20)) o.block /= 2;
         o.refuse = uniform(0, 2) == 0 ? 0.2 : 0;
         o.own_apart = uniform(0, 1) == 1;
+        if (size > 2 && uniform(0, 1) == 1) o.nodes = uniform(2, std::min<int>(size, 6));
         o.seed = uniform(1u, 1u << 30);
         cases.push_back(o);
     }
@@ -397,7 +426,8 @@ TEST_P(AllgatherAgents, EveryRankGetsEveryBlockExactlyOnce) {
             o.channels.bytes = std::max<std::uint64_t>(1, o.size * o.block / 4);
         SCOPED_TRACE(testing::Message()
                      << "size " << o.size << " block " << o.block << " mtu " << o.mtu << " refuse "
-                     << o.refuse << " own apart " << o.own_apart << " channel bytes "
+                     << o.refuse << " own apart " << o.own_apart << " nodes " << o.nodes
+                     << " channel bytes "
                      << o.channels.bytes << " seed " << o.seed);
         Cluster cluster(o);
         cluster.run();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -229,8 +230,43 @@ TEST(AllgatherRing, FourRanksWorkedExample) {
                                     }));
 }
 
-// ab's hop rule, followed packet by packet from every origin: the origin's NIC, having sent,
-// and every NIC that receives, each ask ab_next_hop() where the packet goes next.
+// Yu et al.'s hop rule for ab, written here as the reference the schedule must agree with. A
+// packet carries the flag (i, j): i its origin, j log2 of the distance of the hop that brought it,
+// counted in ranks after the origin modulo N. The origin sends first to rank + 1 with flag
+// (i, 0); a rank d after the origin that received the packet with flag (i, j), or sent it with
+// that flag, sends it on to d + 2^(j+1) with flag (i, j + 1) while that is less than N.
+struct HopFlag {
+    Rank origin = 0;
+    int j = 0;
+
+    friend bool operator==(const HopFlag&, const HopFlag&) = default;
+};
+
+struct Hop {
+    Rank to = 0;
+    HopFlag flag;
+
+    friend bool operator==(const Hop&, const Hop&) = default;
+};
+
+std::optional<Hop> hop_to(std::int64_t distance, HopFlag flag, Rank size) {
+    if (distance >= size) return std::nullopt;
+    return Hop{static_cast<Rank>((flag.origin + distance) % size), flag};
+}
+
+std::optional<Hop> ab_first_hop(Rank rank, Rank size) {
+    return hop_to(1, {rank, 0}, size);
+}
+
+std::optional<Hop> ab_next_hop(HopFlag flag, Rank rank, Rank size) {
+    const Rank distance = ((rank - flag.origin) % size + size) % size;
+    const int j = flag.j + 1;
+    if (j > 30) return std::nullopt;
+    return hop_to(distance + (std::int64_t{1} << j), {flag.origin, j}, size);
+}
+
+// The rule followed packet by packet from every origin: the origin's NIC, having sent, and
+// every NIC that receives, each ask ab_next_hop() where the packet goes next.
 struct HopRecord {
     Rank from;
     Hop hop;
@@ -441,10 +477,31 @@ TEST(AllgatherAlgorithms, TableNamesAndDefault) {
     EXPECT_EQ(find_allgather_algorithm("bruck"), nullptr);
 }
 
+TEST(NodeAllgather, AllToAllBroadcastOverThreeNodesOfTwoWorkedExample) {
+    // Column 0 (ranks 0, 2, 4) runs ab among the nodes, column 1 (1, 3, 5) too; then each rank
+    // gives its node's other member its own block and the two its column brought.
+    const std::vector<Rank> order{0, 1, 2, 3, 4, 5};
+    const std::vector<int> node_of{0, 0, 1, 1, 2, 2};
+    const AllgatherAlgorithm& ab = *find_allgather_algorithm("ab");
+    EXPECT_EQ(node_allgather(ab, 0, order, node_of),
+              (AllgatherSchedule{
+                  {{{2, {{0, 1}}}}, {{4, {{4, 1}}}}},
+                  {{{4, {{0, 1}}}}, {{2, {{2, 1}}}}},
+                  {{{1, {{0, 1}, {2, 1}, {4, 1}}}}, {{1, {{1, 1}, {3, 1}, {5, 1}}}}},
+              }));
+    EXPECT_EQ(node_allgather(ab, 3, order, node_of),
+              (AllgatherSchedule{
+                  {{{5, {{3, 1}}}}, {{1, {{1, 1}}}}},
+                  {{{1, {{3, 1}}}}, {{5, {{5, 1}}}}},
+                  {{{2, {{1, 1}, {3, 1}, {5, 1}}}}, {{2, {{0, 1}, {2, 1}, {4, 1}}}}},
+              }));
+}
+
 // Over nodes: random layouts and orders, every algorithm. Every rank gets every other block
-// exactly once, sends only what it holds, and, for the combining ones, only leaders (a node's
+// exactly once, sends only what it holds, a step moves at most one transfer each way, every
+// block enters each other node exactly once, and, for the combining ones, only leaders (a node's
 // first rank in the order) send between nodes.
-TEST(NodeAllgather, EveryBlockOnceAndOnlyLeadersCrossBetweenNodes) {
+TEST(NodeAllgather, EveryBlockOnceAndIntoEachOtherNodeOnce) {
     std::uint64_t state = 11;
     auto below = [&state](int n) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
@@ -475,15 +532,34 @@ TEST(NodeAllgather, EveryBlockOnceAndOnlyLeadersCrossBetweenNodes) {
                     ASSERT_EQ(received[r][o], o == r ? 0 : 1)
                         << algorithm.name << ": rank " << r << ", block " << o;
                 }
-                if (!algorithm.combines) continue;
                 for (const AllgatherStep& step : all[r]) {
                     ASSERT_LE(step.sends.size(), 1u);
                     ASSERT_LE(step.recvs.size(), 1u);
                     for (const Transfer& send : step.sends) {
+                        if (!algorithm.combines) continue;
                         EXPECT_TRUE(node_of[send.peer] == node_of[r] ||
                                     (leader[r] && leader[send.peer]))
                             << algorithm.name << ": " << r << " sends to " << send.peer;
                     }
+                }
+            }
+            // entered[o][n]: how often origin o's block came into node n from another node.
+            std::vector<std::vector<int>> entered(size, std::vector<int>(nodes, 0));
+            for (Rank r = 0; r < size; ++r) {
+                for (const AllgatherStep& step : all[r]) {
+                    for (const Transfer& recv : step.recvs) {
+                        if (node_of[recv.peer] == node_of[r]) continue;
+                        for (Rank o : origins(recv.blocks)) ++entered[o][node_of[r]];
+                    }
+                }
+            }
+            std::vector<bool> used(nodes, false);
+            for (Rank r = 0; r < size; ++r) used[node_of[r]] = true;
+            for (Rank o = 0; o < size; ++o) {
+                for (int n = 0; n < nodes; ++n) {
+                    ASSERT_EQ(entered[o][n], used[n] && n != node_of[o] ? 1 : 0)
+                        << algorithm.name << ": block " << o << " into node " << n << ", "
+                        << size << " ranks";
                 }
             }
         }
