@@ -42,7 +42,9 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
     }
     req->bytes = total;
     nicsim_status_t s = nicoll_transport_ready(m);
-    if (NICSIM_OK == s && block > 0) {
+    if (NICSIM_OK != s && block > 0) {
+        s = nicoll_abort(m, s, &req->engine); /* a transport broken since set-up: others told */
+    } else if (NICSIM_OK == s && block > 0) {
         ptrdiff_t lb, extent;
         ompi_datatype_get_extent(rtype, &lb, &extent);
         void *own = (char *) rbuf + (ptrdiff_t) rank * rcount * extent; /* rank's block, in place */

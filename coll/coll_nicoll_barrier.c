@@ -3,16 +3,20 @@
 
 static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
 {
-    (void) comm;
     nicoll_request_t on_stack;
     nicoll_request_t *req =
         nicoll_request_new(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER, NULL == request,
                            &on_stack);
     if (NULL == req) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        nicoll_abort_unwaited(m);
+        return nicoll_error(comm, nicoll_coll_names[NULL == request ? NICOLL_BARRIER
+                                                                     : NICOLL_IBARRIER],
+                            NICSIM_ERR_NO_MEMORY);
     }
     nicsim_status_t s = nicoll_transport_ready(m);
-    if (NICSIM_OK == s) {
+    if (NICSIM_OK != s) {
+        s = nicoll_abort(m, s, &req->engine); /* a transport broken since set-up: others told */
+    } else {
         nicoll_decision_t d;
         nicoll_decide(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER, 0, &d);
         s = nicsim_barrier_post(m->transport.group, d.algorithm, &req->engine);

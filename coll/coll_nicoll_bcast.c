@@ -20,7 +20,9 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     }
     req->bytes = bytes;
     nicsim_status_t s = nicoll_transport_ready(m);
-    if (NICSIM_OK == s && bytes > 0) { /* matching signatures: every rank agrees on 0 */
+    if (NICSIM_OK != s && bytes > 0) {
+        s = nicoll_abort(m, s, &req->engine); /* a transport broken since set-up: others told */
+    } else if (NICSIM_OK == s && bytes > 0) { /* matching signatures: every rank agrees on 0 */
         const int rank = ompi_comm_rank(comm);
         void *flat = nicoll_data_start(buf, type);
         if (!nicoll_contiguous(type, count)) {

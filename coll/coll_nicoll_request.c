@@ -196,17 +196,18 @@ static int progress(void)
 nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_request_t **engine)
 {
     const nicoll_transport_t *t = &m->transport;
-    if (!t->set_up || NICSIM_OK != t->error || NULL == t->group) {
-        return why; /* no group to tell: the failure was agreed on at set-up, or is the transport's */
+    if (!t->set_up || NULL == t->group) {
+        return why; /* no group to tell: the failure was agreed on at set-up */
     }
+    /* (after a transport error too: the others are told, past it, through whatever still works) */
     return NICSIM_OK == nicsim_abort_post(t->group, why, engine) ? NICSIM_OK : why;
 }
 
 void nicoll_abort_unwaited(nicoll_module_t *m)
 {
     nicsim_request_t *engine = NULL;
-    if (NICSIM_OK == nicoll_transport_ready(m) &&
-        NICSIM_OK == nicoll_abort(m, NICSIM_ERR_NO_MEMORY, &engine)) {
+    (void) nicoll_transport_ready(m);
+    if (NICSIM_OK == nicoll_abort(m, NICSIM_ERR_NO_MEMORY, &engine)) {
         nicsim_request_free(engine); /* its packets leave as the group progresses */
     }
 }

@@ -131,7 +131,9 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
                                    size_t payload_bytes)
 {
     nicoll_transport_t *t = context;
-    nicsim_status_t s = t->via[dst]->send(t, dst, header, payload, payload_bytes);
+    nicsim_status_t s = nicoll_fault("send") ? NICSIM_ERR_TRANSPORT
+                                             : t->via[dst]->send(t, dst, header, payload,
+                                                                 payload_bytes);
     mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
     if (NICSIM_ERR_AGAIN == s) { /* the engine keeps the packet until poll() offers it again */
         /* A full ring is a peer's window closing: a credit stall the engine cannot count. */
@@ -516,8 +518,12 @@ nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t)
         return t->error;
     }
     /* A lost receive, a failed send or a packet that broke the protocol: the ranks no longer
-     * agree on this group's state, so it cannot go on. */
+     * agree on this group's state, so it cannot go on. Its collectives fail, here and, told, on
+     * every other rank. */
     t->error = poll(t);
+    if (NICSIM_OK != t->error) {
+        (void) nicsim_group_fail(t->group, t->error);
+    }
     return t->error;
 }
 

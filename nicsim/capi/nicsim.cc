@@ -246,6 +246,16 @@ nicsim_status_t nicsim_group_progress(nicsim_group_t* group) {
     return guarded([&] { return group->agent.progress(); });
 }
 
+nicsim_status_t nicsim_group_fail(nicsim_group_t* group, nicsim_status_t why) {
+    if (group == nullptr || why >= NICSIM_OK || why == NICSIM_ERR_AGAIN || why == NICSIM_ERR_PEER) {
+        return NICSIM_ERR_INVALID;
+    }
+    return guarded([&] {
+        group->agent.fail(static_cast<Status>(why));
+        return Status::ok;
+    });
+}
+
 nicsim_status_t nicsim_abort_post(nicsim_group_t* group, nicsim_status_t why,
                                   nicsim_request_t** request) {
     if (request == nullptr) return NICSIM_ERR_INVALID;

@@ -40,6 +40,8 @@ constexpr std::uint16_t kLastPacket = 1;  // the last packet of its message
 // Travels in a deadlock channel (Bhoedjang et al. §4.2). Outside any window, it carries no credits:
 // `credits` holds instead the rank of the channel's owner (so ranks below 65536).
 constexpr std::uint16_t kDeadlockFlag = 2;
+// On an abort: the sender's group is broken (a transport error), not only collective `seq`.
+constexpr std::uint16_t kGroupBroken = 4;
 
 struct PacketHeader {
     static constexpr std::uint16_t kMagic = 0x4e43;  // "NC"

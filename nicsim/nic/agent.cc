@@ -125,11 +125,37 @@ Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint3
 }
 
 Status Agent::post_abort(Status why, Seq* seq) {
-    if (!failed(why) || why == Status::again) return Status::invalid;
-    remember_abort(next_seq_);
-    const Status s = start(make_op<AbortOp>(next_seq_, rank_, size_, why, *nic_), seq);
-    if (Slot* slot = find(*seq); slot != nullptr) slot->aborted_here = true;
+    if (!failed(why) || why == Status::again || why == Status::peer_failed) return Status::invalid;
+    const Status s = start(make_op<AbortOp>(why), seq);
     return s == why ? Status::ok : s;  // `why` is the collective's outcome, not the post's
+}
+
+void Agent::fail(Status why) {
+    if (failed(broken_)) return;
+    broken_ = why;
+    tell_all(next_seq_, kGroupBroken);  // and every rank that hears tells the others again
+    nic_->shut(why);
+    for (std::size_t i = 0; i < ops_.size(); ++i) {  // settle() may forget a slot, not move it
+        std::optional<Slot>& slot = ops_[i];
+        if (slot && slot->status == Status::in_progress) settle(slot->seq, *slot, why);
+    }
+}
+
+void Agent::give_up(Seq seq, Slot& slot) {
+    remember_abort(seq);
+    slot.aborted_here = true;
+    tell_all(seq, 0);
+}
+
+void Agent::tell_all(Seq seq, std::uint16_t flags) {
+    PacketHeader h;
+    h.kind = PacketKind::abort;
+    h.seq = seq;
+    h.origin = rank_;
+    h.flags = flags;
+    for (Rank peer = 0; peer < size_; ++peer) {
+        if (peer != rank_) nic_->tell(peer, h);
+    }
 }
 
 void Agent::remember_abort(Seq seq) {
@@ -138,7 +164,12 @@ void Agent::remember_abort(Seq seq) {
     aborted_.push_back(seq);
 }
 
-Status Agent::on_abort(Seq seq) {
+Status Agent::on_abort(const PacketHeader& header) {
+    if ((header.flags & kGroupBroken) != 0) {
+        fail(Status::peer_failed);
+        return Status::ok;
+    }
+    const Seq seq = header.seq;
     remember_abort(seq);
     if (Slot* slot = find(seq); slot != nullptr && slot->status == Status::in_progress) {
         settle(seq, *slot, Status::peer_failed);  // may forget the slot
@@ -217,9 +248,10 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
     ops_.reserve_one();
     const Seq s = next_seq_++;
     *seq = s;
-    Status started;
+    Status started = broken_;  // a broken group runs nothing: the collective fails at once
+    if (failed(broken_)) (void) nic_->progress();  // and offers its aborts again
     try {
-        started = op->start();
+        if (!failed(broken_)) started = op->start();
     } catch (const std::bad_alloc&) {
         started = Status::no_memory;  // the collective fails; its number and slot stay taken
     } catch (...) {
@@ -262,7 +294,7 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
 // The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
 // when this returns.
 Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
-    if (header.kind == PacketKind::abort) return on_abort(header.seq);
+    if (header.kind == PacketKind::abort) return on_abort(header);
     if (aborted(header.seq)) return Status::ok;  // a packet of a collective a rank gave up
     Slot* slot = find(header.seq);
     if (slot == nullptr) return keep_early(src, header, payload);
@@ -300,10 +332,7 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
 Status Agent::progress() {
     const Status s = nic_->progress();
     if (failed(s)) {
-        for (std::size_t i = 0; i < ops_.size(); ++i) {  // settle() may forget a slot, not move it
-            std::optional<Slot>& slot = ops_[i];
-            if (slot && slot->status == Status::in_progress) settle(slot->seq, *slot, s);
-        }
+        fail(s);
         return s;
     }
     return nic_->queued() == 0 ? Status::ok : Status::in_progress;
@@ -322,16 +351,28 @@ Status Agent::timeout() {
 void Agent::settle(Seq seq, Slot& slot, Status s) {
     if (s == Status::in_progress) return;
     slot.status = s;
+    // A failure of this rank's own is told: a broken transport breaks the group, anything else
+    // gives up this collective.
+    if (failed(s) && s != Status::peer_failed && !failed(broken_) && !aborted(seq)) {
+        if (failed(nic_->error())) {
+            fail(nic_->error());
+        } else {
+            give_up(seq, slot);
+        }
+    }
     if (slot.released) forget(seq);
 }
 
 Status Agent::test(Seq seq) const {
     const Slot* slot = find(seq);
     if (slot == nullptr) return Status::invalid;
-    // A collective is not complete while packets it sent may still wait in the transmit queue.
-    if ((slot->status == Status::ok || slot->aborted_here) && nic_->queued() != 0) {
+    // A collective is not complete while packets it sent may still wait in the transmit queue,
+    // nor a collective given up while the others have not all been told.
+    // (A broken group's queue never empties, and no longer reads the payloads.)
+    if (slot->status == Status::ok && nic_->queued() != 0 && !failed(broken_)) {
         return Status::in_progress;
     }
+    if (slot->aborted_here && nic_->untold() != 0) return Status::in_progress;
     return slot->status;
 }
 

@@ -102,11 +102,23 @@ public:
     Status post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                       std::span<std::byte> message, Seq* seq);
     // This rank cannot take part in its next collective (a local failure `why` before it could
-    // post it, such as an allocation): the collective is numbered as any other, and every other
-    // rank is sent an abort packet, so that its copy fails with peer_failed (unless already
-    // complete) instead of waiting for this rank. test(seq) answers in_progress until those
-    // packets have left, then `why`. Packets of an aborted collective are dropped on arrival.
+    // post it, such as an allocation): the collective is numbered as any other, and fails here
+    // with `why`, which, as every failure of this rank's own, every other rank is told (below).
+    //
+    // A collective that fails on this rank for a reason of its own (anything but peer_failed: a
+    // packet that broke the protocol, post_abort()) is given up everywhere: every other rank is
+    // sent an abort packet (Nic::tell(), outside the window), so that its copy fails with
+    // peer_failed (unless already complete) instead of waiting for this rank. test(seq) answers
+    // in_progress until those packets have left, then the failure. Packets of an aborted
+    // collective are dropped on arrival.
     Status post_abort(Status why, Seq* seq);
+
+    // This rank's transport broke (`why`: the NIC's own transport error, or the driver's word):
+    // the group is broken, everywhere. Every collective in progress fails with `why`, every later
+    // one at once, nothing queued leaves any more, and every other rank is told, which does the
+    // same with peer_failed and tells the others again (so one that got through is enough), as
+    // MPI's fault-tolerance proposal revokes a communicator.
+    void fail(Status why);
 
     // With host_feeds_root: the root's host moved the next packet of broadcast `seq` into the
     // NIC, which multicasts it. `again` when the NIC has no send buffer free for it;
@@ -194,7 +206,7 @@ private:
         AllgatherOp* allgather = nullptr;  // op, when it is an allgather
         Status status = Status::in_progress;
         bool released = false;
-        bool aborted_here = false;  // this rank's post_abort(): complete once its packets left
+        bool aborted_here = false;  // failed here and given up: done once the aborts left
     };
     struct EarlyPacket {
         Rank src;
@@ -219,8 +231,12 @@ private:
     };
 
     Status take(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
-    // An abort from a peer for collective `seq` (post_abort()).
-    Status on_abort(Seq seq);
+    // An abort from a peer: for one collective (give_up()), or for the group (fail()).
+    Status on_abort(const PacketHeader& header);
+    // Collective `seq` failed here: every other rank is told.
+    void give_up(Seq seq, Slot& slot);
+    // An abort with these flags to every other rank.
+    void tell_all(Seq seq, std::uint16_t flags);
     bool aborted(Seq seq) const {
         return !aborted_.empty() && std::find(aborted_.begin(), aborted_.end(), seq) != aborted_.end();
     }
@@ -264,7 +280,8 @@ private:
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
-    // Collectives aborted lately (post_abort(), here or at a peer), whose packets are dropped:
+    Status broken_ = Status::ok;  // fail(): the group is broken, with this
+    // Collectives aborted lately (given up here or at a peer), whose packets are dropped:
     // the last kRememberedAborts of them.
     static constexpr std::size_t kRememberedAborts = 64;
     std::vector<Seq> aborted_;

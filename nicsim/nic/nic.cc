@@ -245,6 +245,10 @@ void Nic::post_host_buffers(int n) {
 }
 
 Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
+    if (header.kind == PacketKind::abort) {  // outside the window (tell())
+        if (header.credits != 0 || header.payload_bytes != 0) return Status::protocol;
+        return port(header.kind).deliver(src, header, payload);
+    }
     if (failed(error_)) return error_;
     const PeerId from = peer_id(src);
     if ((header.flags & kDeadlockFlag) != 0) {
@@ -439,7 +443,33 @@ void Nic::maybe_free(BufferId id) {
     free_.push_back(id);
 }
 
+void Nic::shut(Status why) {
+    if (!failed(error_)) error_ = why;
+    while (!transmit_.empty()) transmit_.pop_front();
+    for (Ring<BufferId>& queue : blocked_) {
+        while (!queue.empty()) queue.pop_front();
+    }
+    waiting_ = 0;
+}
+
+void Nic::tell(Rank dst, const PacketHeader& header) {
+    PacketHeader h = header;
+    h.credits = 0;  // outside the window
+    telling_.push_back({dst, h});
+    pump_tells();
+}
+
+void Nic::pump_tells() {
+    std::size_t kept = 0;
+    for (const Tell& t : telling_) {
+        // Each to its own peer, and a peer's refusal holds back none of the others'.
+        if (fabric_.transmit(t.dst, t.header, {}) == Status::again) telling_[kept++] = t;
+    }
+    telling_.resize(kept);
+}
+
 Status Nic::progress() {
+    if (!telling_.empty()) pump_tells();
     maybe_recover();
     const Status s = pump();
     if (failed(s)) return s;

@@ -156,6 +156,13 @@ public:
     Status forward(const Route& children, const PacketHeader& header,
                    std::span<const std::byte> payload);
 
+    // An abort (kind abort, no payload) to `dst`: this rank gave up collective header.seq, and
+    // the peer must hear it whatever state the window or the transport is in. It travels outside
+    // the flow-control window, past a transport error: sent at once, or offered again by
+    // progress() while the fabric answers `again`; dropped when the fabric fails on it (that
+    // peer cannot be told).
+    void tell(Rank dst, const PacketHeader& header);
+
     // Send buffers free for the host to fill; wait_for_send_space() asks for a
     // HostPort::send_space() call when one frees up.
     int free_send_buffers() const { return send_buffers_free_; }
@@ -172,13 +179,21 @@ public:
     // the last one are suspected of deadlock.
     Status on_tick();
 
-    // Offers the transmit queue to the fabric again (after `again`): ok when empty, in_progress
-    // while packets wait, or the sticky transport error.
+    // Offers the aborts still to go (tell()), then the transmit queue, to the fabric again
+    // (after `again`): ok when empty, in_progress while packets wait, or the sticky transport
+    // error.
     Status progress();
 
     const NicStats& stats() const { return stats_; }
     // Packets waiting for the fabric or for a credit.
     std::size_t queued() const { return transmit_.size() + waiting_; }
+    // Aborts (tell()) the fabric has not taken yet.
+    std::size_t untold() const { return telling_.size(); }
+    // The sticky transport error, or ok.
+    Status error() const { return error_; }
+    // The group is broken (`why`): nothing queued or blocked leaves any more (its payloads may
+    // be gone), every later send fails with `why`, and only aborts (tell()) still go.
+    void shut(Status why);
     // Credits this NIC holds for sending to `peer`, and the receive buffers of `peer`'s it has
     // released but not yet returned: per pair, the sender's credits plus the receiver's
     // unreturned ones plus what is in flight always equal the window.
@@ -345,6 +360,14 @@ private:
     };
     std::vector<QueueWatch> watch_;
     std::vector<int> peer_credits_;  // read once per peer: kept out of the hot lines
+    // Aborts the fabric has not taken yet (tell()), oldest first.
+    struct Tell {
+        Rank dst;
+        PacketHeader header;
+    };
+    std::vector<Tell> telling_;
+    // Offers them again; those the fabric refuses with `again` stay.
+    void pump_tells();
     bool tick_pending_ = false;
     void ask_for_tick();
 };

@@ -12,6 +12,10 @@
 # - pack (pack:2): a failure inside an MPI_Bcast (MPI_Allgather) of strided ints, on one rank
 #   (test_abort): every rank returns, the faulty one with an error, the others with an error or the
 #   right bytes, and later collectives run right.
+# - send:N: the Nth engine packet one rank sends fails (test_abort send): the communicator's
+#   group is broken on every rank, so every rank returns from every later nicoll collective on it
+#   with an error (or the right bytes, if it needed nothing more), and a new communicator runs
+#   right. Over shared memory, the PML and UCX.
 # Before set-up agreed on failures, a rank that failed left its peers waiting for it forever.
 . "$top_srcdir/test/lib.sh"
 
@@ -29,7 +33,7 @@ inject() {
     parts="$parts -np 1 -x OMPI_MCA_coll_nicoll_fault=$site $program $*"
     [ "$faulty" -lt $((np - 1)) ] && parts="$parts : -np $((np - 1 - faulty)) $program $*"
     # shellcheck disable=SC2086 # $parts is mpirun's MPMD command line
-    mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
+    mpirun_test --mca coll "${coll:-nicoll,basic,libnbc,self}" --mca coll_nicoll_stats 1 \
         --mca coll_nicoll_verbose 10 --mca coll_nicoll_transport "${transport:-auto}" $parts \
         >"$log" 2>&1
     status=$?
@@ -102,6 +106,22 @@ for case in "3 1 pack bcast" "4 0 pack bcast" "5 3 pack:2 allgather" "2 0 pack:2
     check "fault $3 on rank $2 of $1 ($4, transport ${5:-auto}): the faulty rank fails with out of memory, every rank returns" \
         sh -c 'test "$(grep -c "failed: out of memory" "$1")" -eq 1 &&
                test "$(grep -c "^# rank [0-9]*: MPI_" "$1")" -eq $((2 * $2))' _ "$log" "$1"
+    check "... every check of test_abort passes" all_passed
+done
+
+# A transport error inside a collective: one rank's Nth engine packet fails to go. The group is
+# broken on every rank (told, as MPI's fault-tolerance proposal revokes a communicator): every
+# collective on it fails from then on, everywhere, and nothing hangs. (Before, the faulty rank
+# failed alone and its peers waited for it forever.) coll/tuned serves MPI_Allreduce here: coll/
+# basic's broadcasts through the communicator's own MPI_Bcast, nicoll's, broken.
+coll=nicoll,tuned,basic,libnbc,self
+for case in "3 1 send:5 send" "4 3 send:40 send pml" "4 0 send:9 send ucx" "2 1 send:2 send"; do
+    set -- $case
+    transport=${5:-auto}
+    program="$top_builddir/test/mpi/test_abort $4"
+    inject "$1" "$2" "$3"
+    check "fault $3 on rank $2 of $1 (transport ${5:-auto}): every rank returns from 120 calls" \
+        sh -c 'test "$(grep -c "calls failed" "$1")" -eq "$2"' _ "$log" "$1"
     check "... every check of test_abort passes" all_passed
 done
 tap_done

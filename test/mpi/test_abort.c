@@ -5,6 +5,12 @@
  * error (it was told before it was done) or with the right bytes. Nothing hangs, the other
  * collective runs right everywhere, and so do the communicator's later collectives.
  *
+ * With the argument "send", run with coll_nicoll_fault=send:N on one rank: the Nth packet that
+ * rank sends fails, somewhere in 40 rounds of MPI_Bcast (rotating root), MPI_Allgather and
+ * MPI_Barrier on MPI_COMM_WORLD. The rank's transport is then broken for that communicator:
+ * every rank returns from every call, every success has the right bytes, the faulty rank fails
+ * every call from its first failure on, and a communicator made afterwards runs right.
+ *
  * Prints TAP (one line per check, agreed over MPI_COMM_WORLD) and each rank's outcome as a
  * comment: "# rank R: MPI_Bcast failed|right".
  */
@@ -22,9 +28,79 @@ static int value(int round, int origin, int i)
     return round * 1000003 + origin * 7919 + i;
 }
 
+/* Rounds of MPI_Bcast, MPI_Allgather and MPI_Barrier on comm, each checked: how many calls
+ * failed here, and whether every success was right and (`broken_after`) every call failed from
+ * the first failure on. */
+static void rounds(MPI_Comm comm, int count, int *failures, int *right, int *broken_after)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *buf = malloc(200 * sizeof(int)), *all = malloc((size_t) size * 200 * sizeof(int));
+    *failures = 0;
+    *right = *broken_after = 1;
+    for (int round = 0; round < count; ++round) {
+        const int root = round % size;
+        for (int i = 0; i < 200; ++i) buf[i] = rank == root ? value(round, root, i) : -1;
+        int rc[3];
+        rc[0] = MPI_Bcast(buf, 200, MPI_INT, root, comm);
+        for (int i = 0; MPI_SUCCESS == rc[0] && i < 200; ++i) *right &= buf[i] == value(round, root, i);
+        for (int i = 0; i < 200; ++i) buf[i] = value(round, rank, i);
+        rc[1] = MPI_Allgather(buf, 200, MPI_INT, all, 200, MPI_INT, comm);
+        for (int i = 0; MPI_SUCCESS == rc[1] && i < size * 200; ++i)
+            *right &= all[i] == value(round, i / 200, i % 200);
+        rc[2] = MPI_Barrier(comm);
+        for (int c = 0; c < 3; ++c) {
+            if (*failures > 0) *broken_after &= MPI_SUCCESS != rc[c];
+            *failures += MPI_SUCCESS != rc[c];
+        }
+    }
+    free(all);
+    free(buf);
+}
+
+/* The "send" mode (see the top). */
+static int broken_transport(void)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *fault = getenv("OMPI_MCA_coll_nicoll_fault");
+    const int faulty = NULL != fault && 0 == strncmp(fault, "send", 4);
+    int failures, right, broken_after;
+    rounds(MPI_COMM_WORLD, 40, &failures, &right, &broken_after);
+    printf("# rank %d: %d of 120 calls failed%s%s\n", rank, failures,
+           right ? "" : ", a success with WRONG bytes",
+           faulty && !broken_after ? ", one after the first failure succeeded" : "");
+    fflush(stdout);
+    int any;
+    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int checks = 0, passed = 0;
+    ++checks;
+    passed += tap_report(right && any > 0 && (!faulty || (failures > 0 && broken_after)),
+                         "a send failing on one rank: every rank returned from every call, every "
+                         "success right, the faulty rank failing every call from its first failure");
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    rounds(dup, 4, &failures, &right, &broken_after);
+    ++checks;
+    passed += tap_report(right && 0 == failures, "a communicator made afterwards runs right");
+    MPI_Comm_free(&dup);
+    if (0 == rank) {
+        printf("# checks %d\n# passed %d\n", checks, passed);
+    }
+    return checks == passed;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    if (argc > 1 && 0 == strcmp(argv[1], "send")) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        const int ok = broken_transport();
+        MPI_Finalize();
+        return ok ? 0 : 1;
+    }
     const int failing = argc > 1 && 0 == strcmp(argv[1], "allgather") ? 1 : 0;
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

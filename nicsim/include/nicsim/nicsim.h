@@ -153,6 +153,12 @@ nicsim_status_t nicsim_allgather_post(nicsim_group_t *group, int algorithm, void
 nicsim_status_t nicsim_abort_post(nicsim_group_t *group, nicsim_status_t why,
                                   nicsim_request_t **request);
 
+/* The caller found its transport broken (`why`, such as NICSIM_ERR_TRANSPORT for a send it could
+ * not complete or a packet it lost): every collective in progress in the group fails with `why`,
+ * and every other rank is told, as for nicsim_abort_post(). Any collective that fails on this
+ * rank for a reason of its own is told to the others the same way. */
+nicsim_status_t nicsim_group_fail(nicsim_group_t *group, nicsim_status_t why);
+
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
  * transport included), NICSIM_IN_PROGRESS while it is not, or the error that failed it. */
 nicsim_status_t nicsim_request_test(const nicsim_request_t *request);

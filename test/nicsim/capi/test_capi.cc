@@ -18,12 +18,15 @@ struct Mailbox {
     };
     std::vector<Packet> packets;
     bool busy = false;
+    int fail_at = 0;  // the send that fails with a transport error (1: the first), 0: none
+    int sends = 0;
 };
 
 nicsim_status_t post_to_mailbox(void* context, int dst, const void* header, const void* payload,
                                 size_t payload_bytes) {
     auto* box = static_cast<Mailbox*>(context);
     if (box->busy) return NICSIM_ERR_AGAIN;
+    if (++box->sends == box->fail_at) return NICSIM_ERR_TRANSPORT;
     const auto* h = static_cast<const unsigned char*>(header);
     const auto* p = static_cast<const unsigned char*>(payload);
     Mailbox::Packet packet{dst, {h, h + NICSIM_HEADER_BYTES}};
@@ -154,6 +157,80 @@ TEST(CApi, ARankThatCannotPostTellsTheOthers) {
               NICSIM_OK);
     for (int r = 0; r < 2; ++r) {
         nicsim_request_free(r == 0 ? barrier : abort);
+        nicsim_group_free(group[r]);
+    }
+}
+
+// Hands every packet in the mailboxes to its receiver, until none is left.
+void deliver_all(Mailbox* box, nicsim_group_t** group, int size) {
+    for (bool any = true; any;) {
+        any = false;
+        for (int r = 0; r < size; ++r) {
+            std::vector<Mailbox::Packet> packets = std::move(box[r].packets);
+            box[r].packets.clear();
+            for (const Mailbox::Packet& p : packets) {
+                any = true;
+                const size_t payload = p.bytes.size() - NICSIM_HEADER_BYTES;
+                (void) nicsim_group_deliver(group[p.dst], r, p.bytes.data(),
+                                            payload == 0 ? nullptr : p.bytes.data() + NICSIM_HEADER_BYTES,
+                                            payload);
+            }
+        }
+    }
+}
+
+// Rank 1's transport fails its second send, inside a barrier (its first step's token left when it
+// posted it; the second step's fails as the first step's token arrives): the group is broken.
+// Rank 1's barrier fails with the transport error; it tells the others, whose barriers fail with
+// NICSIM_ERR_PEER. Every later collective fails at once, everywhere.
+TEST(CApi, ATransportErrorBreaksTheGroupEverywhere) {
+    constexpr int kSize = 3;
+    Mailbox box[kSize];
+    nicsim_group_t* group[kSize];
+    for (int r = 0; r < kSize; ++r) {
+        const nicsim_transport_t transport{&box[r], post_to_mailbox};
+        ASSERT_EQ(nicsim_group_create(r, kSize, &transport, nullptr, &group[r]), NICSIM_OK);
+    }
+    box[1].fail_at = 2;
+    nicsim_request_t* request[kSize] = {};
+    for (int r = 0; r < kSize; ++r) ASSERT_EQ(nicsim_barrier_post(group[r], 0, &request[r]), NICSIM_OK);
+    deliver_all(box, group, kSize);
+    for (int r = 0; r < kSize; ++r) {
+        EXPECT_EQ(nicsim_request_test(request[r]), r == 1 ? NICSIM_ERR_TRANSPORT : NICSIM_ERR_PEER)
+            << "rank " << r;
+        nicsim_request_free(request[r]);
+    }
+    for (int r = 0; r < kSize; ++r) {
+        nicsim_request_t* later = nullptr;
+        EXPECT_EQ(nicsim_barrier_post(group[r], 0, &later), r == 1 ? NICSIM_ERR_TRANSPORT
+                                                                    : NICSIM_ERR_PEER)
+            << "rank " << r;
+        EXPECT_EQ(later, nullptr);
+    }
+    for (int r = 0; r < kSize; ++r) nicsim_group_free(group[r]);
+}
+
+// The driver finds rank 0's transport broken (nicsim_group_fail): rank 0's collectives in
+// progress fail with the error, and rank 1's with NICSIM_ERR_PEER once told.
+TEST(CApi, AGroupTheDriverFailsTellsTheOthers) {
+    Mailbox box[2];
+    nicsim_group_t* group[2];
+    nicsim_request_t* request[2];
+    for (int r = 0; r < 2; ++r) {
+        const nicsim_transport_t transport{&box[r], post_to_mailbox};
+        ASSERT_EQ(nicsim_group_create(r, 2, &transport, nullptr, &group[r]), NICSIM_OK);
+    }
+    ASSERT_EQ(nicsim_barrier_post(group[1], 0, &request[1]), NICSIM_OK);
+    ASSERT_EQ(nicsim_barrier_post(group[0], 0, &request[0]), NICSIM_OK);
+    box[0].packets.clear();  // rank 0's token is lost: its driver sees the transport fail
+    EXPECT_EQ(nicsim_group_fail(group[0], NICSIM_ERR_PEER), NICSIM_ERR_INVALID);
+    ASSERT_EQ(nicsim_group_fail(group[0], NICSIM_ERR_TRANSPORT), NICSIM_OK);
+    EXPECT_EQ(nicsim_request_test(request[0]), NICSIM_ERR_TRANSPORT);
+    EXPECT_EQ(nicsim_request_test(request[1]), NICSIM_IN_PROGRESS);
+    deliver_all(box, group, 2);
+    EXPECT_EQ(nicsim_request_test(request[1]), NICSIM_ERR_PEER);
+    for (int r = 0; r < 2; ++r) {
+        nicsim_request_free(request[r]);
         nicsim_group_free(group[r]);
     }
 }
