@@ -52,8 +52,8 @@ typedef struct nicsim_request nicsim_request_t; /* one posted collective */
  * the packet belongs to (or in memory the engine keeps as long), so the transport may send it in
  * place, provided it is done with it before it reports that collective complete. send() returns
  * NICSIM_OK, NICSIM_ERR_AGAIN when it cannot take the packet now (the engine keeps it and offers
- * it again from nicsim_group_progress()), or another error, which fails the collectives in
- * flight. */
+ * it again from nicsim_group_progress()), or another error, which breaks the group
+ * (nicsim_group_fail()). */
 typedef struct nicsim_transport {
     void *context;
     nicsim_status_t (*send)(void *context, int dst, const void *header, const void *payload,
@@ -74,8 +74,9 @@ typedef struct nicsim_group_config {
      * are built over it, so subtrees stay within a node or a package. */
     const int *order;
     /* NULL, or each rank's node (ranks with the same number share one): broadcast trees then
-     * cross between nodes once per node, each node served by its first rank in `order`, and
-     * barriers and recursive-doubling allgathers cross between nodes only at those ranks. */
+     * cross between nodes once per node, each node served by its first rank in `order`,
+     * barriers and recursive-doubling allgathers cross between nodes only at those ranks, and
+     * all-to-all-broadcast allgathers carry each block into each other node once. */
     const int *node_of;
 } nicsim_group_config_t;
 
@@ -154,9 +155,11 @@ nicsim_status_t nicsim_abort_post(nicsim_group_t *group, nicsim_status_t why,
                                   nicsim_request_t **request);
 
 /* The caller found its transport broken (`why`, such as NICSIM_ERR_TRANSPORT for a send it could
- * not complete or a packet it lost): every collective in progress in the group fails with `why`,
- * and every other rank is told, as for nicsim_abort_post(). Any collective that fails on this
- * rank for a reason of its own is told to the others the same way. */
+ * not complete or a packet it lost), as the engine does when its send callback fails: the group
+ * is broken on every rank. Every collective in progress and every later one fails, here with
+ * `why`, and every other rank is told, where they fail with NICSIM_ERR_PEER. (A collective that
+ * fails here for another reason of this rank's own, such as a packet that broke the protocol, is
+ * given up alone, as by nicsim_abort_post().) */
 nicsim_status_t nicsim_group_fail(nicsim_group_t *group, nicsim_status_t why);
 
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
