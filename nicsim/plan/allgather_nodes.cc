@@ -28,6 +28,7 @@
 #include <algorithm>
 
 #include "plan/allgather.h"
+#include "plan/nodes.h"
 
 namespace nicsim::plan {
 
@@ -173,19 +174,8 @@ AllgatherSchedule by_columns(const AllgatherAlgorithm& algorithm, Rank rank, con
 AllgatherSchedule node_allgather(const AllgatherAlgorithm& algorithm, Rank rank,
                                  std::span<const Rank> order, std::span<const int> node_of) {
     const auto size = static_cast<Rank>(order.size());
-    Nodes nodes;  // in order of their first rank in `order`
-    std::vector<int> ids;
-    std::size_t mine = 0;
-    for (const Rank r : order) {
-        std::size_t i = 0;
-        while (i < ids.size() && ids[i] != node_of[r]) ++i;
-        if (i == ids.size()) {
-            ids.push_back(node_of[r]);
-            nodes.emplace_back();
-        }
-        nodes[i].push_back(r);
-        if (r == rank) mine = i;
-    }
+    const Nodes nodes = ranks_by_node(order, node_of);
+    const std::size_t mine = node_holding(nodes, rank);
     const auto count = static_cast<Rank>(nodes.size());
     if (count == 1 || count == size) return algorithm.plan(rank, size);
     return algorithm.combines ? through_leaders(algorithm, rank, size, nodes, mine)

@@ -5,6 +5,7 @@
 //   gather        the algorithm among the leaders     release
 //   member ─▶ leader    leader ◀─▶ leader              leader ─▶ member
 #include "plan/barrier.h"
+#include "plan/nodes.h"
 
 namespace nicsim::plan {
 
@@ -12,19 +13,8 @@ BarrierSchedule node_barrier(const BarrierAlgorithm& algorithm, Rank rank,
                              std::span<const Rank> order, std::span<const int> node_of) {
     const auto size = static_cast<Rank>(order.size());
     // The nodes in order of their first rank in `order`, which leads each.
-    std::vector<std::vector<Rank>> nodes;
-    std::vector<int> ids;
-    std::size_t mine = 0;
-    for (const Rank r : order) {
-        std::size_t i = 0;
-        while (i < ids.size() && ids[i] != node_of[r]) ++i;
-        if (i == ids.size()) {
-            ids.push_back(node_of[r]);
-            nodes.emplace_back();
-        }
-        nodes[i].push_back(r);
-        if (r == rank) mine = i;
-    }
+    const std::vector<std::vector<Rank>> nodes = ranks_by_node(order, node_of);
+    const std::size_t mine = node_holding(nodes, rank);
     const auto count = static_cast<Rank>(nodes.size());
     bool fits = true;  // a leader hears from every member in one step
     for (const auto& node : nodes) fits = fits && node.size() - 1 <= kMaxBarrierSenders;

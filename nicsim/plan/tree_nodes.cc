@@ -7,6 +7,7 @@
 //   0 ──▶ 2, 0 ──▶ 1                       binomial tree of its own, after the network sends
 #include <numeric>
 
+#include "plan/nodes.h"
 #include "plan/tree.h"
 
 namespace nicsim::plan {
@@ -32,17 +33,7 @@ Tree node_tree(const TreeShape& shape, int k, std::span<const Rank> list,
                std::span<const int> node_of) {
     // The nodes in order of their first rank in the list, each node's ranks in list order: the
     // root's node comes first and the root leads it.
-    std::vector<std::vector<Rank>> nodes;
-    std::vector<int> seen;  // node ids, by index in `nodes`
-    for (const Rank r : list) {
-        std::size_t i = 0;
-        while (i < seen.size() && seen[i] != node_of[r]) ++i;
-        if (i == seen.size()) {
-            seen.push_back(node_of[r]);
-            nodes.emplace_back();
-        }
-        nodes[i].push_back(r);
-    }
+    const std::vector<std::vector<Rank>> nodes = ranks_by_node(list, node_of);
     std::vector<std::vector<Rank>> children(list.size());
     std::vector<Rank> leaders;
     for (const auto& node : nodes) leaders.push_back(node.front());
