@@ -35,6 +35,14 @@ nicsim_status_t post_to_mailbox(void* context, int dst, const void* header, cons
     return NICSIM_OK;
 }
 
+// `size` groups, rank r's sending into box[r].
+void create_groups(Mailbox* box, nicsim_group_t** group, int size) {
+    for (int r = 0; r < size; ++r) {
+        const nicsim_transport_t transport{&box[r], post_to_mailbox};
+        ASSERT_EQ(nicsim_group_create(r, size, &transport, nullptr, &group[r]), NICSIM_OK);
+    }
+}
+
 TEST(CApi, StatusStringsAndVersion) {
     EXPECT_STREQ(nicsim_status_string(NICSIM_OK), "success");
     EXPECT_STREQ(nicsim_status_string(NICSIM_ERR_PROTOCOL), "malformed or unexpected packet");
@@ -102,10 +110,7 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
     Mailbox box[2];
     nicsim_group_t* group[2];
     nicsim_request_t* request[2];
-    for (int r = 0; r < 2; ++r) {
-        const nicsim_transport_t transport{&box[r], post_to_mailbox};
-        ASSERT_EQ(nicsim_group_create(r, 2, &transport, nullptr, &group[r]), NICSIM_OK);
-    }
+    ASSERT_NO_FATAL_FAILURE(create_groups(box, group, 2));
     box[1].busy = true;  // rank 1's transport refuses at first
     for (int r = 0; r < 2; ++r) {
         ASSERT_EQ(nicsim_barrier_post(group[r], 0, &request[r]), NICSIM_OK);
@@ -134,10 +139,7 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
 TEST(CApi, ARankThatCannotPostTellsTheOthers) {
     Mailbox box[2];
     nicsim_group_t* group[2];
-    for (int r = 0; r < 2; ++r) {
-        const nicsim_transport_t transport{&box[r], post_to_mailbox};
-        ASSERT_EQ(nicsim_group_create(r, 2, &transport, nullptr, &group[r]), NICSIM_OK);
-    }
+    ASSERT_NO_FATAL_FAILURE(create_groups(box, group, 2));
     nicsim_request_t* barrier = nullptr;
     nicsim_request_t* abort = nullptr;
     ASSERT_EQ(nicsim_barrier_post(group[0], 0, &barrier), NICSIM_OK);
@@ -187,10 +189,7 @@ TEST(CApi, ATransportErrorBreaksTheGroupEverywhere) {
     constexpr int kSize = 3;
     Mailbox box[kSize];
     nicsim_group_t* group[kSize];
-    for (int r = 0; r < kSize; ++r) {
-        const nicsim_transport_t transport{&box[r], post_to_mailbox};
-        ASSERT_EQ(nicsim_group_create(r, kSize, &transport, nullptr, &group[r]), NICSIM_OK);
-    }
+    ASSERT_NO_FATAL_FAILURE(create_groups(box, group, kSize));
     box[1].fail_at = 2;
     nicsim_request_t* request[kSize] = {};
     for (int r = 0; r < kSize; ++r) ASSERT_EQ(nicsim_barrier_post(group[r], 0, &request[r]), NICSIM_OK);
@@ -216,10 +215,7 @@ TEST(CApi, AGroupTheDriverFailsTellsTheOthers) {
     Mailbox box[2];
     nicsim_group_t* group[2];
     nicsim_request_t* request[2];
-    for (int r = 0; r < 2; ++r) {
-        const nicsim_transport_t transport{&box[r], post_to_mailbox};
-        ASSERT_EQ(nicsim_group_create(r, 2, &transport, nullptr, &group[r]), NICSIM_OK);
-    }
+    ASSERT_NO_FATAL_FAILURE(create_groups(box, group, 2));
     ASSERT_EQ(nicsim_barrier_post(group[1], 0, &request[1]), NICSIM_OK);
     ASSERT_EQ(nicsim_barrier_post(group[0], 0, &request[0]), NICSIM_OK);
     box[0].packets.clear();  // rank 0's token is lost: its driver sees the transport fail
