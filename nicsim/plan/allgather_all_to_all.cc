@@ -1,8 +1,9 @@
 // All-to-all broadcast allgather with hopping packets (Yu et al.'s ab).
 //
 // Every block is broadcast over the binomial tree of its origin, in ranks counted after the
-// origin modulo N; a packet names its tree by its flag (i, j), so a NIC forwards it on arrival
-// with nothing but the flag and its own rank (ab_next_hop()). A block d ranks after its origin
+// origin modulo N; in Yu et al. a packet names its tree by its flag (i, j), so a NIC forwards it
+// on arrival with nothing but the flag and its own rank (our NIC reads the same hops off this
+// schedule's sends, nic/allgather_op.h). A block d ranks after its origin
 // arrived by a hop of 2^j with 2^j the highest bit of d, and goes on to d + 2^(j+1),
 // d + 2^(j+2), ... while that is less than N; the origin sends to 1, 2, 4, ... Origin i, N = 6:
 //
