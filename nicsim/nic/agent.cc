@@ -199,14 +199,8 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
         return Status::invalid;
     }
     const auto* steps = allgather_schedules_.get(algorithm, [&] {
-        // Over nodes when the op can run that: its steps are as many on every rank, so every
-        // rank makes the same choice (nodes of over 128 ranks take rd past kAllgatherMaxSteps).
-        if (!node_of_.empty()) {
-            plan::AllgatherSchedule over_nodes =
-                plan::node_allgather(algorithm, rank_, order(), node_of_);
-            if (AllgatherOp::runs(over_nodes)) return over_nodes;
-        }
-        return algorithm.plan(rank_, size_);
+        return node_of_.empty() ? algorithm.plan(rank_, size_)
+                                : AllgatherOp::schedule_for(algorithm, rank_, order(), node_of_);
     });
     if (steps == nullptr) return Status::invalid;
     if (idle_allgather_ && idle_allgather_->reuse(next_seq_, algorithm.combines, *steps,

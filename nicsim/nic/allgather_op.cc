@@ -40,6 +40,17 @@ Rank origin_at(std::span<const plan::BlockRange> blocks, std::size_t pos) {
 
 }  // namespace
 
+plan::AllgatherSchedule AllgatherOp::schedule_for(const plan::AllgatherAlgorithm& algorithm,
+                                                  Rank rank, std::span<const Rank> order,
+                                                  std::span<const int> node_of) {
+    const auto size = static_cast<Rank>(order.size());
+    if (!node_of.empty()) {
+        plan::AllgatherSchedule over_nodes = plan::node_allgather(algorithm, rank, order, node_of);
+        if (runs(over_nodes)) return over_nodes;
+    }
+    return algorithm.plan(rank, size);
+}
+
 bool AllgatherOp::runs(const plan::AllgatherSchedule& schedule) {
     return schedule.size() <= kAllgatherMaxSteps &&
            std::all_of(schedule.begin(), schedule.end(),
@@ -70,26 +81,24 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
     }
     if (combines_) return;
     asked_.assign(arrived_.begin(), arrived_.end());
-    hop_first_.assign(static_cast<std::size_t>(size) + 1, 0);
-    for (const plan::AllgatherStep& step : schedule) {
-        for (const plan::Transfer& t : step.sends) {
-            for (const plan::BlockRange& range : t.blocks) {
-                for (Rank o = range.first; o < range.first + range.count; ++o) ++hop_first_[o + 1];
+    // Every (origin, peer, step) the sends name, counted by origin, then placed in step order.
+    const auto each_send = [&schedule](auto&& f) {
+        for (std::size_t k = 0; k < schedule.size(); ++k) {
+            for (const plan::Transfer& t : schedule[k].sends) {
+                for (const plan::BlockRange& range : t.blocks) {
+                    for (Rank o = range.first; o < range.first + range.count; ++o)
+                        f(o, t.peer, static_cast<std::uint32_t>(k));
+                }
             }
         }
-    }
+    };
+    hop_first_.assign(static_cast<std::size_t>(size) + 1, 0);
+    each_send([this](Rank o, Rank, std::uint32_t) { ++hop_first_[o + 1]; });
     for (std::size_t o = 0; o < static_cast<std::size_t>(size); ++o)
         hop_first_[o + 1] += hop_first_[o];
     hops_.resize(hop_first_.back());
     std::vector<std::uint32_t> filled(hop_first_.begin(), hop_first_.end() - 1);
-    for (std::size_t k = 0; k < schedule.size(); ++k) {
-        for (const plan::Transfer& t : schedule[k].sends) {
-            for (const plan::BlockRange& range : t.blocks) {
-                for (Rank o = range.first; o < range.first + range.count; ++o)
-                    hops_[filled[o]++] = {t.peer, static_cast<std::uint32_t>(k)};
-            }
-        }
-    }
+    each_send([&](Rank o, Rank peer, std::uint32_t k) { hops_[filled[o]++] = {peer, k}; });
 }
 
 bool AllgatherOp::reuse(Seq seq, bool combines, const plan::AllgatherSchedule& schedule,

@@ -64,6 +64,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "nic/arrivals.h"
@@ -83,6 +84,14 @@ public:
     // Whether the op can run `schedule`: at most kAllgatherMaxSteps steps, each sending to and
     // receiving from at most one peer. (The caller keeps packets within kAllgatherMaxPackets.)
     static bool runs(const plan::AllgatherSchedule& schedule);
+
+    // `rank`'s schedule of `algorithm` over the group `order` (ranks in locality order): over
+    // its nodes (plan::node_allgather) when node_of is not empty and the op runs that, else the
+    // plain one. Steps are as many on every rank, so every rank chooses alike (nodes of over 128
+    // ranks take rd past kAllgatherMaxSteps).
+    static plan::AllgatherSchedule schedule_for(const plan::AllgatherAlgorithm& algorithm,
+                                                Rank rank, std::span<const Rank> order,
+                                                std::span<const int> node_of);
 
     // `schedule` is this rank's and outlives the op; `combines` is the algorithm's.
     // `result` is empty or size * block_bytes long; `own` is empty or this rank's block,

@@ -50,17 +50,20 @@ std::vector<BlockRange> ranges_of(std::vector<Rank> origins) {
 
 using Nodes = std::vector<std::vector<Rank>>;
 
+// The members of a node at positions column, column + stride, column + 2 stride, ...: a leader's
+// whole node (0, 1), or what a column carries (c, S).
+void add_column(std::vector<Rank>& to, const std::vector<Rank>& members, std::size_t column,
+                std::size_t stride) {
+    for (std::size_t p = column; p < members.size(); p += stride) to.push_back(members[p]);
+}
+
 // The node-level transfer `t` lifted to ranks: to the member `column` of node t.peer, carrying
-// the blocks that the members of the named nodes bring, member_blocks(node) each.
-template <typename MemberBlocks>
-Transfer lift(const Transfer& t, const Nodes& nodes, std::size_t column,
-              MemberBlocks member_blocks) {
+// the blocks of each named node's members in that column (add_column()).
+Transfer lift(const Transfer& t, const Nodes& nodes, std::size_t column, std::size_t stride) {
     std::vector<Rank> origins;
     for (const BlockRange& range : t.blocks) {
-        for (Rank i = range.first; i < range.first + range.count; ++i) {
-            const std::vector<Rank> some = member_blocks(nodes[i]);
-            origins.insert(origins.end(), some.begin(), some.end());
-        }
+        for (Rank i = range.first; i < range.first + range.count; ++i)
+            add_column(origins, nodes[i], column, stride);
     }
     return {nodes[t.peer][column], ranges_of(std::move(origins))};
 }
@@ -93,12 +96,11 @@ AllgatherSchedule through_leaders(const AllgatherAlgorithm& algorithm, Rank rank
         steps[j - 1].recvs.push_back({node[j], {{node[j], 1}}});
         steps[release + j - 1].sends.push_back({node[j], all_but(node[j])});
     }
-    const auto whole = [](const std::vector<Rank>& members) { return members; };
     for (std::size_t s = 0; s < among.size(); ++s) {
         for (const Transfer& t : among[s].sends)
-            steps[gather + s].sends.push_back(lift(t, nodes, 0, whole));
+            steps[gather + s].sends.push_back(lift(t, nodes, 0, 1));
         for (const Transfer& t : among[s].recvs)
-            steps[gather + s].recvs.push_back(lift(t, nodes, 0, whole));
+            steps[gather + s].recvs.push_back(lift(t, nodes, 0, 1));
     }
     return steps;
 }
@@ -115,12 +117,6 @@ AllgatherSchedule by_columns(const AllgatherAlgorithm& algorithm, Rank rank, con
     const auto position = static_cast<std::size_t>(std::find(node.begin(), node.end(), rank) -
                                                    node.begin());
     const std::size_t column = position % fewest;
-    // The members of a node that column `column` carries.
-    const auto carried = [fewest, column](const std::vector<Rank>& members) {
-        std::vector<Rank> some;
-        for (std::size_t p = column; p < members.size(); p += fewest) some.push_back(members[p]);
-        return some;
-    };
     const auto count = static_cast<Rank>(nodes.size());
     const AllgatherSchedule among = algorithm.plan(static_cast<Rank>(mine), count);
     AllgatherSchedule steps(fold + among.size() + most - 1);
@@ -132,9 +128,9 @@ AllgatherSchedule by_columns(const AllgatherAlgorithm& algorithm, Rank rank, con
             steps[p / fewest - 1].recvs.push_back({node[p], {{node[p], 1}}});
         for (std::size_t s = 0; s < among.size(); ++s) {
             for (const Transfer& t : among[s].sends)
-                steps[fold + s].sends.push_back(lift(t, nodes, column, carried));
+                steps[fold + s].sends.push_back(lift(t, nodes, column, fewest));
             for (const Transfer& t : among[s].recvs)
-                steps[fold + s].recvs.push_back(lift(t, nodes, column, carried));
+                steps[fold + s].recvs.push_back(lift(t, nodes, column, fewest));
         }
     }
     // Spreading: what member i gives member j of the same node. Its own block, unless j took it
@@ -142,17 +138,8 @@ AllgatherSchedule by_columns(const AllgatherAlgorithm& algorithm, Rank rank, con
     const auto spread = [&](std::size_t i, std::size_t j) {
         std::vector<Rank> origins;
         if (!(i >= fewest && j == i % fewest)) origins.push_back(node[i]);
-        if (i < fewest) {
-            const auto of_column = [fewest, i](const std::vector<Rank>& members) {
-                std::vector<Rank> some;
-                for (std::size_t p = i; p < members.size(); p += fewest) some.push_back(members[p]);
-                return some;
-            };
-            for (std::size_t n = 0; n < nodes.size(); ++n) {
-                if (n == mine) continue;
-                const std::vector<Rank> some = of_column(nodes[n]);
-                origins.insert(origins.end(), some.begin(), some.end());
-            }
+        for (std::size_t n = 0; i < fewest && n < nodes.size(); ++n) {
+            if (n != mine) add_column(origins, nodes[n], i, fewest);
         }
         return ranges_of(std::move(origins));
     };

@@ -44,17 +44,12 @@ std::vector<int> layout(Rank size, int nodes, unsigned seed) {
     return node_of;
 }
 
-// Rank r's schedule as the agent plans it: over its nodes when node_of is not empty and the op
-// can run that.
+// Rank r's schedule as the agent plans it (rank order).
 plan::AllgatherSchedule schedule(const plan::AllgatherAlgorithm& a, Rank rank, Rank size,
                                  const std::vector<int>& node_of) {
-    if (!node_of.empty()) {
-        std::vector<Rank> order(size);
-        for (Rank r = 0; r < size; ++r) order[r] = r;
-        plan::AllgatherSchedule over_nodes = plan::node_allgather(a, rank, order, node_of);
-        if (AllgatherOp::runs(over_nodes)) return over_nodes;
-    }
-    return a.plan(rank, size);
+    std::vector<Rank> order(size);
+    for (Rank r = 0; r < size; ++r) order[r] = r;
+    return AllgatherOp::schedule_for(a, rank, order, node_of);
 }
 
 // Packets a rank accepts in one collective: what its schedule's receives are cut into.
