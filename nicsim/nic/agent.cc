@@ -71,8 +71,10 @@ std::vector<Rank> Agent::order() const {
 
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     const auto* steps = barrier_schedules_.get(algorithm, [&] {
-        return node_of_.empty() ? algorithm.plan(rank_, size_)
-                                : plan::node_barrier(algorithm, rank_, order(), node_of_);
+        // Over nodes rank 0's node comes first, so that rank 0 leads it and roots a tree.
+        return node_of_.empty()
+                   ? algorithm.plan(rank_, size_)
+                   : plan::node_barrier(algorithm, rank_, plan::rotate_to(order(), 0), node_of_);
     });
     if (steps == nullptr) return Status::invalid;
     return start(make_op<BarrierOp>(next_seq_, *steps, *nic_), seq);

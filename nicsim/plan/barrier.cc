@@ -4,16 +4,20 @@
 
 #include "plan/barrier_dissemination.h"
 #include "plan/barrier_recursive_doubling.h"
+#include "plan/barrier_tree.h"
 
 namespace nicsim::plan {
 
 std::span<const BarrierAlgorithm> barrier_algorithms() {
-    static constexpr std::array<BarrierAlgorithm, 2> table{{
+    static constexpr std::array<BarrierAlgorithm, 3> table{{
         {"dissemination", "ceil(log2 P) rounds; in round r rank i signals i+2^r (mod P)",
          barrier_dissemination},
         {"recursive_doubling",
          "pairwise exchange with rank XOR 2^r; ranks beyond the largest power of two fold in and out",
          barrier_recursive_doubling},
+        {"tree",
+         "the ranks report to rank 0, which releases them (flat up to 65 ranks, a 65-ary tree above)",
+         barrier_tree},
     }};
     return table;
 }

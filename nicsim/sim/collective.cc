@@ -207,11 +207,15 @@ std::optional<CollectiveResult> run_barrier(const CollectiveSpec& spec, Trace* t
     std::size_t fewest = 0;
     for (const plan::BarrierAlgorithm& a : plan::barrier_algorithms()) {
         if (chosen) {
-            // The model's choice: the fewest rounds; the first such in the table.
-            const std::size_t rounds = a.plan(0, n).size();
-            if (algorithm == nullptr || rounds < fewest) {
+            // The model's choice: the fewest tokens rank 0 takes in turn (a NIC handles one at
+            // a time, and a step costs at least one), the first such in the table.
+            std::size_t turns = 0;
+            for (const plan::BarrierStep& step : a.plan(0, n)) {
+                turns += std::max<std::size_t>(1, step.recv_from.size());
+            }
+            if (algorithm == nullptr || turns < fewest) {
                 algorithm = &a;
-                fewest = rounds;
+                fewest = turns;
             }
         } else if (a.name == name) {
             algorithm = &a;

@@ -1,12 +1,12 @@
 #!/bin/sh
-# MPI_Barrier through nicoll (tuned left out, so nicoll must serve it) for 1..8 ranks, both
-# barrier algorithms; test/mpi/test_barrier.c says what each TAP line checks.
+# MPI_Barrier through nicoll (tuned left out, so nicoll must serve it) for 1..8 ranks, every
+# barrier algorithm; test/mpi/test_barrier.c says what each TAP line checks.
 . "$top_srcdir/test/lib.sh"
 
 iterations=${NICOLL_TEST_BARRIERS:-1000}
 expected_lines=6
 for np in 1 2 3 4 5 6 7 8; do
-    for algorithm in dissemination recursive_doubling; do
+    for algorithm in dissemination recursive_doubling tree; do
         started=$(date +%s)
         out=$(mpirun_test -np "$np" --mca coll nicoll,basic,libnbc,self \
                   --mca coll_nicoll_barrier_algorithm "$algorithm" \

@@ -88,11 +88,11 @@ runs='1 auto      auto auto auto               auto  auto auto -
 4 kbinomial 2    ab   dissemination      65536 16   shm  -
 5 chain     auto rd   recursive_doubling 1000  3    auto -
 6 kbinomial auto auto dissemination      4096  1    pml  -
-7 flat      auto rd   auto               auto  1    auto -
+7 flat      auto rd   tree               auto  1    auto -
 8 kbinomial 3    ab   recursive_doubling 1000  1    shm  -
 8 chain     auto rd   dissemination      4096  1    pml  -
 6 binary    auto ab   recursive_doubling 65536 1    auto -
-4 binary    auto rd   auto               1000  2    pml  -
+4 binary    auto rd   tree               1000  2    pml  -
 2 binary    auto rd   auto               1048576 8  shm  -
 3 flat      auto ab   auto               3145728 2  shm  -
 2 auto      auto auto auto               auto  auto ucx  -
@@ -131,7 +131,7 @@ $runs
 RUNS
 
 # Invalid values: one warning naming the variable (and the value) and correct results.
-invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=tree packet_size=-5 credits=0 transport=tcp'
+invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=butterfly packet_size=-5 credits=0 transport=tcp'
 invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5'
 for invalid in "$invalid1" "$invalid2"; do
     set --

@@ -64,8 +64,8 @@ check "broken file: every test_coll check passes on the embedded default (4 rank
 
 # 2. A file forcing each algorithm.
 for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial allgather:rd allgather:ab \
-            barrier:dissemination barrier:recursive_doubling ibcast:chain iallgather:ab \
-            ibarrier:recursive_doubling; do
+            barrier:dissemination barrier:recursive_doubling barrier:tree ibcast:chain \
+            iallgather:ab ibarrier:recursive_doubling ibarrier:tree; do
     coll=${case%%:*} algorithm=${case#*:}
     # a nonblocking collective's blocking form too, which nicoll-bench itself calls (bcast)
     forcing "$algorithm" "$dir/force.json" "$coll" $([ "$coll" = "${coll#i}" ] || echo "${coll#i}")

@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "plan/barrier.h"
 #include "plan/tree.h"
 #include "tune.h"
 
@@ -211,8 +212,10 @@ int cmd_generate_measure(const Args& args) {
             candidates.push_back(
                 {tuning::Section::Allgather, "allgather", "allgather_algorithm", a, 0, p});
     }
-    for (const char* a : {"dissemination", "recursive_doubling"})
-        candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm", a, 0, 0});
+    for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
+        candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm",
+                              std::string(a.name), 0, 0});
+    }
 
     // times[candidate][np][size] = one value per run
     std::vector<std::map<std::uint64_t, std::map<std::uint64_t, std::vector<double>>>> times(

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "plan/barrier.h"
 #include "plan/tree.h"
 #include "sim/bcast.h"
 #include "sim/collective.h"
@@ -121,7 +122,10 @@ int cmd_generate_model(const Args& args) {
         for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
             known.emplace_back(shape.name);
         }
-        known.insert(known.end(), {"rd", "ab", "dissemination", "recursive_doubling"});
+        known.insert(known.end(), {"rd", "ab"});
+        for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
+            known.emplace_back(a.name);
+        }
         std::string list = o->text("--algorithms") + ",";
         for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
              pos = comma + 1) {
@@ -204,7 +208,9 @@ int cmd_generate_model(const Args& args) {
                                      r ? std::optional<double>(r->latency_us) : std::nullopt);
                         }
                     } else {
-                        for (const char* a : {"dissemination", "recursive_doubling"}) {
+                        for (const nicsim::plan::BarrierAlgorithm& b :
+                             nicsim::plan::barrier_algorithms()) {
+                            const std::string a(b.name);
                             if (!wanted(a)) continue;
                             nicsim::sim::CollectiveSpec spec;
                             spec.model = m;

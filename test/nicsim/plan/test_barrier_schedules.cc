@@ -1,6 +1,6 @@
 // Every barrier schedule, for every group size 1..64 and every rank: the steps pair up across
 // ranks, and the last step of every rank causally follows every rank's arrival (which is what
-// makes it a barrier). The dissemination and recursive-doubling partners are checked exactly.
+// makes it a barrier). The dissemination, recursive-doubling and tree partners are checked exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "plan/barrier.h"
 #include "plan/barrier_dissemination.h"
 #include "plan/barrier_recursive_doubling.h"
+#include "plan/barrier_tree.h"
 
 namespace nicsim::plan {
 namespace {
@@ -170,6 +171,51 @@ TEST(BarrierRecursiveDoubling, PowersOfTwoExchangeWithXorPartners) {
                 const Rank partner = r ^ (Rank{1} << s);
                 EXPECT_EQ(steps[s + 1], (BarrierStep{{partner}, {partner}}));
             }
+        }
+    }
+}
+
+TEST(BarrierTree, FlatUpTo65Ranks) {
+    // P = 6: every rank reports to rank 0 in step 0 and is released by it in step 1.
+    EXPECT_EQ(barrier_tree(0, 6), (BarrierSchedule{{{}, {1, 2, 3, 4, 5}}, {{1, 2, 3, 4, 5}, {}}}));
+    EXPECT_EQ(barrier_tree(4, 6), (BarrierSchedule{{{0}, {}}, {{}, {0}}}));
+    EXPECT_EQ(barrier_tree(0, 1), BarrierSchedule{});
+}
+
+TEST(BarrierTree, LevelsOf64ChildrenAbove65Ranks) {
+    // P = 200: ranks 65, 130 and 195 lead 64, 64 and 4 ranks and report to rank 0.
+    const auto steps = barrier_tree(130, 200);
+    ASSERT_EQ(steps.size(), 4u);
+    EXPECT_EQ(steps[0].send_to, std::vector<Rank>{});
+    EXPECT_EQ(steps[0].recv_from.size(), 64u);
+    EXPECT_EQ(steps[0].recv_from.front(), 131);
+    EXPECT_EQ(steps[0].recv_from.back(), 194);
+    EXPECT_EQ(steps[1], (BarrierStep{{0}, {}}));
+    EXPECT_EQ(steps[2], (BarrierStep{{}, {0}}));
+    EXPECT_EQ(steps[3].send_to, steps[0].recv_from);
+    EXPECT_EQ(barrier_tree(0, 200)[1], (BarrierStep{{}, {65, 130, 195}}));
+    EXPECT_EQ(barrier_tree(197, 200), (BarrierSchedule{{{195}, {}}, {}, {}, {{}, {195}}}));
+    for (const Rank size : {66, 200, 4225, 4226}) {
+        std::vector<BarrierSchedule> all;
+        for (Rank r = 0; r < size; ++r) all.push_back(barrier_tree(r, size));
+        expect_tokens_pair_up(all);
+        if (size <= 200) expect_a_barrier(all);  // (quadratic in size)
+    }
+}
+
+// The release is a broadcast from rank 0: rank 0 waits for nothing once every rank has arrived,
+// and every other rank for its parent alone, so a rank leaves after its parent.
+TEST(BarrierTree, ReleasesDownTheTreeFromRankZero) {
+    for (Rank size = 1; size <= 300; ++size) {
+        for (Rank r = 0; r < size; ++r) {
+            const auto steps = barrier_tree(r, size);
+            std::vector<Rank> waits;
+            for (std::size_t s = steps.size() / 2; s < steps.size(); ++s) {
+                waits.insert(waits.end(), steps[s].recv_from.begin(), steps[s].recv_from.end());
+            }
+            const Rank parent = r < 65 ? 0 : r % 65 == 0 ? 0 : r - r % 65;
+            EXPECT_EQ(waits, r == 0 ? std::vector<Rank>{} : std::vector<Rank>{parent})
+                << "rank " << r << " of " << size;
         }
     }
 }

@@ -198,8 +198,8 @@ TEST(Barrier, NicBeatsHostAndNamesWhatRan) {
     EXPECT_EQ(host.algorithm, "host-dissemination");
     EXPECT_LT(nic.latency_us, host.latency_us);
     std::string why;
-    EXPECT_FALSE(run_barrier(gm(16, 0, "tree"), nullptr, &why));
-    EXPECT_NE(why.find("--algorithm tree"), std::string::npos) << why;
+    EXPECT_FALSE(run_barrier(gm(16, 0, "binomial"), nullptr, &why));
+    EXPECT_NE(why.find("--algorithm binomial"), std::string::npos) << why;
 }
 
 // GM's point-to-point protocol (p2p_flow=gm, sim/gm.h) under the host-based collectives. A run
