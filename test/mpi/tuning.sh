@@ -159,7 +159,7 @@ measured() {
     "$tune" validate "$dir/measured.json" | grep -q ": valid, " &&
         grep -q '"bcast np 2 4096 B kbinomial k=2 packet=1k": [0-9.]*' "$dir/measured.json" &&
         grep -q '"allgather np 2 4096 B ab packet=1k": [0-9.]*' "$dir/measured.json" &&
-        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 18/18  done in '
+        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 19/19  done in '
 }
-check "generate --measure: 18 runs (2 packet sizes x 8 data candidates + 2 barriers), progress to done, a valid file" measured
+check "generate --measure: 19 runs (2 packet sizes x 8 data candidates + 3 barriers), progress to done, a valid file" measured
 tap_done
