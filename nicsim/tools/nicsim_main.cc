@@ -59,7 +59,7 @@ constexpr std::array kAllgatherOpts = {kPresetOpt, kNodesOpt, kSetOpt,
     OptionSpec{"--loss", "RATE", "probability that the network loses an allgather packet or NACK (NIC-based only; default 0)"},
     kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,
-    OptionSpec{"--algorithm", "A", "nic|host, the one with the fewest rounds on the NIC or on the host, or a name from nicsim algorithms, optionally host- prefixed (default nic)"},
+    OptionSpec{"--algorithm", "A", "nic|host, the one whose node 0 takes the fewest tokens in turn, on the NIC or on the host, or a name from nicsim algorithms, optionally host- prefixed (default nic)"},
     kSkewOpt, kSeedOpt, kHwTreeOpt, kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt,
     OptionSpec{"--root", "R", "on a fattree network: the node that releases the others (default 0)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
