@@ -167,6 +167,8 @@ static int progress(void)
         return 0;
     }
     progressing = true;
+    const unsigned long long moved_before =
+        mca_coll_nicoll_component.stats.packets_sent + mca_coll_nicoll_component.stats.packets_received;
     int completed = 0;
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
         nicoll_request_t *req = *link;
@@ -190,7 +192,11 @@ static int progress(void)
         opal_progress_unregister(progress);
     }
     progressing = false;
-    return completed;
+    /* Packets moved count as events: Open MPI yields the core (mpi_yield_when_idle) after a
+     * progress round that reports none, and a collective whose packets flow is not idle. */
+    const unsigned long long moved =
+        mca_coll_nicoll_component.stats.packets_sent + mca_coll_nicoll_component.stats.packets_received - moved_before;
+    return completed + (moved > 0);
 }
 
 nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_request_t **engine)
