@@ -161,14 +161,20 @@ static nicsim_status_t test(nicoll_request_t *req)
     return nicoll_transport_sent(t) ? NICSIM_OK : NICSIM_IN_PROGRESS;
 }
 
+/* Engine packets this process has handed to its transports or taken from them. */
+static unsigned long long packets_moved(void)
+{
+    return mca_coll_nicoll_component.stats.packets_sent +
+           mca_coll_nicoll_component.stats.packets_received;
+}
+
 static int progress(void)
 {
     if (progressing) {
         return 0;
     }
     progressing = true;
-    const unsigned long long moved_before =
-        mca_coll_nicoll_component.stats.packets_sent + mca_coll_nicoll_component.stats.packets_received;
+    const unsigned long long moved_before = packets_moved();
     int completed = 0;
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
         nicoll_request_t *req = *link;
@@ -194,9 +200,7 @@ static int progress(void)
     progressing = false;
     /* Packets moved count as events: Open MPI yields the core (mpi_yield_when_idle) after a
      * progress round that reports none, and a collective whose packets flow is not idle. */
-    const unsigned long long moved =
-        mca_coll_nicoll_component.stats.packets_sent + mca_coll_nicoll_component.stats.packets_received - moved_before;
-    return completed + (moved > 0);
+    return completed + (packets_moved() != moved_before);
 }
 
 nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_request_t **engine)

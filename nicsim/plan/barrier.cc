@@ -16,7 +16,7 @@ std::span<const BarrierAlgorithm> barrier_algorithms() {
          "pairwise exchange with rank XOR 2^r; ranks beyond the largest power of two fold in and out",
          barrier_recursive_doubling},
         {"tree",
-         "the ranks report to rank 0, which releases them (flat up to 65 ranks, a 65-ary tree above)",
+         "the ranks report to rank 0, which releases them (flat up to 65 ranks; above, 64 children per rank)",
          barrier_tree},
     }};
     return table;
