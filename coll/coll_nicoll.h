@@ -70,6 +70,7 @@ typedef struct nicoll_stats {
     unsigned long long packets_received;  /* engine packets taken from the transport */
     unsigned long long packets_forwarded; /* broadcast packets passed on as they arrived */
     unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
+    unsigned long long offloaded; /* nonblocking collectives the progress thread completed */
     /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
      * algorithm index: which algorithm the tuning decisions made run */
     unsigned long long algorithm[3][NICOLL_MAX_ALGORITHMS];
@@ -92,6 +93,7 @@ typedef struct nicoll_component {
     char *packet_size_name;
     char *credits_name;
     char *transport_name;
+    char *progress_name;
     char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
     char *fault;       /* coll_nicoll_fault: a step to fail, for tests */
 
@@ -103,6 +105,7 @@ typedef struct nicoll_component {
     long packet_size;
     int credits;
     int transport; /* NICOLL_TRANSPORT_*, or NICOLL_AUTO */
+    int progress;  /* NICOLL_PROGRESS_*, or NICOLL_AUTO */
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
     int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
 
@@ -119,6 +122,43 @@ OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 #define NICOLL_TRANSPORT_SHM 1 /* shared memory to the peers of this node, the PML to the rest */
 #define NICOLL_TRANSPORT_UCX 2 /* UCX active messages to every peer */
 /* (auto: shared memory inside a node, UCX between nodes, the PML where neither works) */
+
+/* coll_nicoll_progress: who moves the packets of nonblocking collectives (coll_nicoll_progress.c). */
+#define NICOLL_PROGRESS_CALLER 0 /* the caller, in its MPI calls */
+#define NICOLL_PROGRESS_THREAD 1 /* also a progress thread of the process */
+/* (auto: the thread where the node has more cores than the job has processes on it) */
+
+/* Whether a progress thread may run: then collective state is touched only under one lock, which
+ * nicoll_lock() takes (and which Open MPI's progress must never be called with). Set once, at
+ * init_query, before any collective. */
+extern bool nicoll_locking;
+void nicoll_lock_now(void);
+bool nicoll_trylock_now(void);
+void nicoll_unlock_now(void);
+static inline void nicoll_lock(void)
+{
+    if (nicoll_locking) {
+        nicoll_lock_now();
+    }
+}
+static inline void nicoll_unlock(void)
+{
+    if (nicoll_locking) {
+        nicoll_unlock_now();
+    }
+}
+/* Whether the thread posts nonblocking collectives itself (it has a core of its own). */
+extern bool nicoll_thread_posts;
+/* Resolves coll_nicoll_progress (at init_query). */
+void nicoll_progress_open(void);
+/* A nonblocking collective the thread may progress was posted (under the lock): the thread starts,
+ * and is woken once the lock is let go when it posts, or when the collective's packets may come
+ * without a doorbell (`rings` false). */
+void nicoll_progress_posted(bool rings);
+/* Under the lock: the thread also sleeps on (or no longer on) a segment's doorbell. */
+void nicoll_progress_watch(uint32_t *bell, bool watch);
+/* Stops the thread (component close). */
+void nicoll_progress_close(void);
 
 struct nicoll_transport;
 struct nicoll_module;
@@ -150,6 +190,8 @@ nicoll_shm_t *nicoll_shm_setup(struct nicoll_module *m);
 void nicoll_shm_fini(nicoll_shm_t *s);
 /* Whether communicator rank `rank` is reached through `s` (NULL reaches no one). */
 bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank);
+/* Says on this rank's doorbell whether its progress thread sleeps (so its peers ring it). */
+void nicoll_shm_doze(nicoll_shm_t *s, bool sleeping);
 
 /* The UCX fabric's endpoints of one communicator (coll_nicoll_ucx.c). */
 typedef struct nicoll_ucx nicoll_ucx_t;
@@ -201,6 +243,9 @@ typedef struct nicoll_transport {
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
                                 * packets to offer again (nicsim_group_progress) */
     nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
+    int thread_requests;       /* nonblocking collectives in flight that the progress thread
+                                * may progress */
+    int deferred;              /* ... of which not posted yet (nicoll_post) */
     bool set_up;               /* the first collective set the communicator up (or failed to) */
     bool declined;             /* the ranks' settings differ, or a rank failed to set up: the
                                 * previous component serves every collective */
@@ -300,6 +345,16 @@ bool nicoll_all_ok(nicoll_module_t *m, bool ok);
 /* For tests (coll_nicoll_fault): whether this pass through step `site` is to fail. */
 bool nicoll_fault(const char *site);
 
+/* A collective's post to the engine, kept when it is handed to the progress thread. */
+typedef struct nicoll_post {
+    nicsim_collective_t coll;
+    int algorithm, k, root; /* (k and root: a broadcast's) */
+    void *buffer;           /* a broadcast's message, an allgather's result */
+    size_t bytes;           /* the message's bytes, an allgather's block's */
+    size_t packet_size;
+    const void *own;        /* an allgather's own block, or NULL when it is in place */
+} nicoll_post_t;
+
 /*
  * One collective in flight: the engine request, and what to do with the user's buffer when it
  * completes (unpack a packed copy). Blocking calls keep it on the stack and wait; nonblocking
@@ -318,8 +373,12 @@ typedef struct nicoll_request {
     nicoll_coll_t coll;
     size_t bytes;
     nicsim_request_t *engine;
-    unsigned long asked_at;    /* the transport's events when the engine last said in progress */
-    bool engine_done;          /* the engine said complete: only in-place payloads may be out */
+    unsigned long asked_at;    /* the transport's events when the engine was last asked */
+    nicsim_status_t engine_status; /* its answer: NICSIM_OK once complete (only payloads sent
+                                    * in place may be out then), or the error that failed it */
+    bool offloaded;            /* the progress thread found its communication complete */
+    bool deferred;             /* `post` is the progress thread's to make: not posted yet */
+    nicoll_post_t post;
     void *packed;              /* the engine's buffer when the user's is not contiguous, or NULL */
     void *unpack_to;           /* when not NULL: unpack `packed` into it on completion */
     size_t unpack_count;
@@ -334,10 +393,23 @@ OBJ_CLASS_DECLARATION(nicoll_request_t);
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request);
 nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, bool blocking,
                                      nicoll_request_t *on_stack);
+/* Posts the collective `p` describes for `req`: at once, or, when the progress thread may
+ * progress the nonblocking collective, it is handed to the thread, which posts it in call order
+ * (so the caller's call returns at once, and the first packets' copies run where the thread
+ * does). NICSIM_OK or the engine's error. */
+nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p);
 /* Releases the request's buffers (a failed post). */
 void nicoll_request_cleanup(nicoll_request_t *req);
 /* Frees the transport's retired engine request, if any. */
 void nicoll_release_retired(nicoll_transport_t *t);
+/* The progress thread's round, under the lock: advances every nonblocking collective it may
+ * progress; whether one of them is still in progress. */
+bool nicoll_requests_advance(void);
+/* Engine packets this process has handed to its transports or taken from them. */
+unsigned long long nicoll_packets_moved(void);
+/* Under the lock: the progress thread is about to sleep. Says so on the doorbells of the
+ * transports it waits for; whether every packet it waits for rings one (not UCX's). */
+bool nicoll_requests_doze(bool sleeping);
 
 /* Datatypes (coll_nicoll_datatype.c): whether (count, type) is one contiguous run of bytes,
  * where it starts, and packing to and from a flat buffer. */

@@ -31,11 +31,13 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
                                             request, m->previous_iallgather_module);
     }
 
+    nicoll_lock(); /* (coll_nicoll_progress.c) */
     nicoll_request_t on_stack;
     nicoll_request_t *req = nicoll_request_new(
         m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, NULL == request, &on_stack);
     if (NULL == req) {
         nicoll_abort_unwaited(m);
+        nicoll_unlock();
         return nicoll_error(comm, nicoll_coll_names[NULL == request ? NICOLL_ALLGATHER
                                                                      : NICOLL_IALLGATHER],
                             NICSIM_ERR_NO_MEMORY);
@@ -72,13 +74,17 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
             s = packed_ok ? NICSIM_OK : NICSIM_ERR_INVALID;
         }
         if (NICSIM_OK == s) {
-            s = nicsim_allgather_post(m->transport.group, d.algorithm, flat, block,
-                                      d.packet_size, send_from, &req->engine);
+            const nicoll_post_t post = {.coll = NICSIM_COLL_ALLGATHER, .algorithm = d.algorithm,
+                                        .buffer = flat, .bytes = block,
+                                        .packet_size = d.packet_size, .own = send_from};
+            s = nicoll_post(req, &post);
         } else {
             s = nicoll_abort(m, s, &req->engine); /* the other ranks are told */
         }
     }
-    return nicoll_start(req, s, request);
+    const int rc = nicoll_start(req, s, request);
+    nicoll_unlock();
+    return rc;
 }
 
 int nicoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,

@@ -3,12 +3,14 @@
 
 static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
 {
+    nicoll_lock(); /* (coll_nicoll_progress.c) */
     nicoll_request_t on_stack;
     nicoll_request_t *req =
         nicoll_request_new(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER, NULL == request,
                            &on_stack);
     if (NULL == req) {
         nicoll_abort_unwaited(m);
+        nicoll_unlock();
         return nicoll_error(comm, nicoll_coll_names[NULL == request ? NICOLL_BARRIER
                                                                      : NICOLL_IBARRIER],
                             NICSIM_ERR_NO_MEMORY);
@@ -19,9 +21,12 @@ static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, n
     } else {
         nicoll_decision_t d;
         nicoll_decide(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER, 0, &d);
-        s = nicsim_barrier_post(m->transport.group, d.algorithm, &req->engine);
+        const nicoll_post_t post = {.coll = NICSIM_COLL_BARRIER, .algorithm = d.algorithm};
+        s = nicoll_post(req, &post);
     }
-    return nicoll_start(req, s, request);
+    const int rc = nicoll_start(req, s, request);
+    nicoll_unlock();
+    return rc;
 }
 
 int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)

@@ -12,10 +12,12 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     ompi_datatype_type_size(type, &type_size);
     const size_t bytes = (size_t) count * type_size;
 
+    nicoll_lock(); /* (coll_nicoll_progress.c) */
     nicoll_request_t on_stack;
     nicoll_request_t *req = nicoll_request_new(m, coll, NULL == request, &on_stack);
     if (NULL == req) {
         nicoll_abort_unwaited(m);
+        nicoll_unlock();
         return nicoll_error(comm, nicoll_coll_names[coll], NICSIM_ERR_NO_MEMORY);
     }
     req->bytes = bytes;
@@ -41,13 +43,17 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
         if (NICSIM_OK == s) {
             nicoll_decision_t d;
             nicoll_decide(m, coll, bytes, &d);
-            s = nicsim_bcast_post(m->transport.group, d.algorithm, d.k, root, flat, bytes,
-                                  d.packet_size, &req->engine);
+            const nicoll_post_t post = {.coll = NICSIM_COLL_BCAST, .algorithm = d.algorithm,
+                                        .k = d.k, .root = root, .buffer = flat, .bytes = bytes,
+                                        .packet_size = d.packet_size};
+            s = nicoll_post(req, &post);
         } else {
             s = nicoll_abort(m, s, &req->engine); /* the other ranks are told */
         }
     }
-    return nicoll_start(req, s, request);
+    const int rc = nicoll_start(req, s, request);
+    nicoll_unlock();
+    return rc;
 }
 
 int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,

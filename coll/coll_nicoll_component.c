@@ -56,6 +56,8 @@ typedef struct nicoll_choice {
 
 /* coll_nicoll_transport's values, indexed by NICOLL_TRANSPORT_*. */
 static const char *const transport_names[] = {"pml", "shm", "ucx", NULL};
+/* coll_nicoll_progress's values, indexed by NICOLL_PROGRESS_*. */
+static const char *const progress_names[] = {"caller", "thread", NULL};
 
 /* Every MCA variable of the component, declared once: name, type, default, level, help, where its
  * value lives, and (string variables) what it may hold and where its parsed value goes. */
@@ -117,6 +119,14 @@ static nicoll_param_t nicoll_params[] = {
      "peers. Must be the same on every rank: nicoll declines a communicator whose ranks "
      "differ.",
      &NICOLL_C->transport_name, {-1, 0, 0, transport_names}, &NICOLL_C->transport},
+    {"progress", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "Who moves the packets of nonblocking collectives: caller (the process's MPI calls only), "
+     "thread (also a progress thread of the process, which forwards packets and completes the "
+     "collectives' communication while the caller computes; it sleeps when none is in flight, "
+     "and leaves communicators with a peer reached through the PML to the caller) or auto "
+     "(thread where the node has more cores than the job has processes on it, else caller). "
+     "Each process may choose its own.",
+     &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
      "communicator size and message size, the algorithm and its parameters. Empty: the embedded "
@@ -240,6 +250,10 @@ static void register_pvars(const mca_base_component_t *c)
                   "engine packets that waited for a flow-control credit (over shared memory: "
                   "times packets waited for a free ring slot)",
                   &s->credit_stalls);
+    register_pvar(c, "offloaded",
+                  "nonblocking collectives whose communication the progress thread completed, "
+                  "before this process's own MPI calls did",
+                  &s->offloaded);
     /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
     static const char *const tables[3] = {"barrier", "bcast", "allgather"};
     for (int t = 0; t < 3; ++t) {
@@ -375,8 +389,8 @@ static void print_stats(void)
                     s->coll[i].fallbacks);
     }
     opal_output(0, "nicoll: stats rank %u packets: sent %llu received %llu forwarded %llu "
-                "credit stalls %llu", rank, s->packets_sent, s->packets_received,
-                s->packets_forwarded, s->credit_stalls);
+                "credit stalls %llu; offloaded collectives %llu", rank, s->packets_sent,
+                s->packets_received, s->packets_forwarded, s->credit_stalls, s->offloaded);
     for (int t = 0; t < 3; ++t) {
         char line[256] = "";
         for (int a = 0, used = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {
@@ -392,6 +406,7 @@ static void print_stats(void)
 
 static int nicoll_close(void)
 {
+    nicoll_progress_close();
     print_stats();
     nicoll_tuning_close();
     nicoll_ucx_close();
@@ -407,5 +422,6 @@ static int nicoll_init_query(bool enable_progress_threads, bool enable_mpi_threa
     (void) enable_progress_threads;
     (void) enable_mpi_threads;
     nicoll_tuning_open();
+    nicoll_progress_open();
     return OMPI_SUCCESS;
 }

@@ -26,7 +26,9 @@ static void nicoll_module_construct(nicoll_module_t *m)
 
 static void nicoll_module_destruct(nicoll_module_t *m)
 {
+    nicoll_lock(); /* the progress thread polls no freed transport */
     nicoll_transport_fini(&m->transport);
+    nicoll_unlock();
     mca_coll_base_module_t *previous[] = {m->previous_bcast_module,  m->previous_allgather_module,
                                           m->previous_barrier_module, m->previous_ibcast_module,
                                           m->previous_iallgather_module,

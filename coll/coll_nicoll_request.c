@@ -3,7 +3,8 @@
  * transport and Open MPI's progress engine in turn. A nonblocking call becomes an MPI request on
  * a list that nicoll's progress callback (registered with opal_progress while the list is not
  * empty, as libnbc does) walks: it polls each request's transport and completes what is done, in
- * whatever order that happens.
+ * whatever order that happens. With the progress thread (coll_nicoll_progress.c), the thread
+ * walks the list too and moves the packets; the callback still completes the MPI requests.
  */
 #include "coll_nicoll.h"
 
@@ -67,7 +68,9 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
     req->coll = coll;
     req->bytes = 0;
     req->asked_at = ~0ul;
-    req->engine_done = false;
+    req->engine_status = NICSIM_IN_PROGRESS;
+    req->offloaded = false;
+    req->deferred = false;
     return req;
 }
 
@@ -127,15 +130,64 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
  * cannot change otherwise): NICSIM_OK once it is done, NICSIM_IN_PROGRESS, or its error. */
 static nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
 {
-    if (!req->engine_done && req->asked_at != t->events) {
+    if (NICSIM_IN_PROGRESS == req->engine_status && req->asked_at != t->events) {
         req->asked_at = t->events;
-        nicsim_status_t s = nicsim_request_test(req->engine);
-        if (NICSIM_OK != s && NICSIM_IN_PROGRESS != s) {
-            return s;
-        }
-        req->engine_done = NICSIM_OK == s;
+        req->engine_status = nicsim_request_test(req->engine);
     }
-    return req->engine_done ? NICSIM_OK : NICSIM_IN_PROGRESS;
+    return req->engine_status;
+}
+
+/* Whether the progress thread may poll the request's transport: not where a peer is reached
+ * through the PML, which only MPI's own threads may call. */
+static bool thread_may_progress(const nicoll_request_t *req)
+{
+    return 0 == req->module->transport.pml_peers;
+}
+
+static nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
+                                   nicsim_request_t **engine)
+{
+    switch (p->coll) {
+    case NICSIM_COLL_BARRIER:
+        return nicsim_barrier_post(group, p->algorithm, engine);
+    case NICSIM_COLL_BCAST:
+        return nicsim_bcast_post(group, p->algorithm, p->k, p->root, p->buffer, p->bytes,
+                                 p->packet_size, engine);
+    case NICSIM_COLL_ALLGATHER:
+        return nicsim_allgather_post(group, p->algorithm, p->buffer, p->bytes, p->packet_size,
+                                     p->own, engine);
+    }
+    return NICSIM_ERR_INVALID;
+}
+
+/* Posts the transport's collectives handed to the progress thread and not posted yet, in call
+ * order. One that fails to post is given up, everywhere, in its place (as nicoll_abort). */
+static void post_deferred(nicoll_transport_t *t)
+{
+    for (nicoll_request_t *req = active_head; t->deferred > 0 && NULL != req; req = req->next) {
+        if (!req->deferred || &req->module->transport != t) {
+            continue;
+        }
+        req->deferred = false;
+        --t->deferred;
+        const nicsim_status_t s = engine_post(t->group, &req->post, &req->engine);
+        if (NICSIM_OK != s && NICSIM_OK != nicsim_abort_post(t->group, s, &req->engine)) {
+            req->engine_status = s;
+        }
+    }
+}
+
+nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
+{
+    nicoll_transport_t *t = &req->module->transport;
+    if (nicoll_locking && req->coll >= NICOLL_IBARRIER && thread_may_progress(req)) {
+        req->post = *p;
+        req->deferred = true;
+        ++t->deferred;
+        return NICSIM_OK;
+    }
+    post_deferred(t);
+    return engine_post(t->group, p, &req->engine);
 }
 
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
@@ -143,10 +195,13 @@ static nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
  * broadcast's root whose packets all left) is done without polling the transport. */
 static nicsim_status_t test(nicoll_request_t *req)
 {
-    if (NULL == req->engine) {
-        return NICSIM_OK;
-    }
     nicoll_transport_t *t = &req->module->transport;
+    if (req->deferred) {
+        post_deferred(t);
+    }
+    if (NULL == req->engine) {
+        return NICSIM_IN_PROGRESS == req->engine_status ? NICSIM_OK : req->engine_status;
+    }
     nicsim_status_t s = ask(req, t);
     if (NICSIM_OK == s && nicoll_transport_sent(t)) {
         return NICSIM_OK;
@@ -161,21 +216,52 @@ static nicsim_status_t test(nicoll_request_t *req)
     return nicoll_transport_sent(t) ? NICSIM_OK : NICSIM_IN_PROGRESS;
 }
 
-/* Engine packets this process has handed to its transports or taken from them. */
-static unsigned long long packets_moved(void)
+unsigned long long nicoll_packets_moved(void)
 {
     return mca_coll_nicoll_component.stats.packets_sent +
            mca_coll_nicoll_component.stats.packets_received;
 }
 
+bool nicoll_requests_advance(void)
+{
+    bool pending = false;
+    for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
+        if (!thread_may_progress(req) || req->offloaded) {
+            continue;
+        }
+        if (NICSIM_IN_PROGRESS == test(req)) {
+            pending = true;
+        } else {
+            req->offloaded = true; /* complete, or failed: the caller's callback finishes it */
+            ++mca_coll_nicoll_component.stats.offloaded;
+        }
+    }
+    return pending;
+}
+
+bool nicoll_requests_doze(bool sleeping)
+{
+    bool rung = true;
+    for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
+        nicoll_transport_t *t = &req->module->transport;
+        if (thread_may_progress(req) && !req->offloaded) {
+            rung = rung && NULL == t->ucx && NULL != t->shm;
+            if (NULL != t->shm) {
+                nicoll_shm_doze(t->shm, sleeping);
+            }
+        }
+    }
+    return rung;
+}
+
 static int progress(void)
 {
-    if (progressing) {
-        return 0;
+    if (progressing || (nicoll_locking && !nicoll_trylock_now())) {
+        return 0; /* (the thread holds the lock: it is moving the packets) */
     }
     progressing = true;
-    const unsigned long long moved_before = packets_moved();
-    int completed = 0;
+    const unsigned long long moved_before = nicoll_packets_moved();
+    nicoll_request_t *done = NULL, **done_tail = &done;
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
         nicoll_request_t *req = *link;
         nicsim_status_t s = test(req);
@@ -187,20 +273,33 @@ static int progress(void)
         if (active_tail == &req->next) {
             active_tail = link;
         }
+        nicoll_transport_t *t = &req->module->transport;
+        if (thread_may_progress(req) && 0 == --t->thread_requests && NULL != t->shm) {
+            nicoll_shm_doze(t->shm, false); /* no bells for a thread not waiting */
+        }
         s = finish(req, s, false);
         req->super.req_status.MPI_ERROR =
             NICSIM_OK == s ? OMPI_SUCCESS
                            : nicoll_error(req->module->transport.comm, nicoll_coll_names[req->coll], s);
-        ompi_request_complete(&req->super, true);
-        ++completed;
+        req->next = NULL;
+        *done_tail = req;
+        done_tail = &req->next;
     }
     if (NULL == active_head) {
         opal_progress_unregister(progress);
     }
+    const bool moved = nicoll_packets_moved() != moved_before;
     progressing = false;
+    nicoll_unlock();
+    /* Completed outside the lock: a request's completion callback may call MPI. */
+    int completed = 0;
+    for (nicoll_request_t *next; NULL != done; done = next, ++completed) {
+        next = done->next;
+        ompi_request_complete(&done->super, true);
+    }
     /* Packets moved count as events: Open MPI yields the core (mpi_yield_when_idle) after a
      * progress round that reports none, and a collective whose packets flow is not idle. */
-    return completed + (packets_moved() != moved_before);
+    return completed + moved;
 }
 
 nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_request_t **engine)
@@ -209,6 +308,7 @@ nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_req
     if (!t->set_up || NULL == t->group) {
         return why; /* no group to tell: the failure was agreed on at set-up */
     }
+    post_deferred(&m->transport); /* the abort takes the next place in call order */
     /* (after a transport error too: the others are told, past it, through whatever still works) */
     return NICSIM_OK == nicsim_abort_post(t->group, why, engine) ? NICSIM_OK : why;
 }
@@ -249,7 +349,9 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
             nicoll_release_retired(t); /* while the packets are on their way */
             if (0 == --left) {
+                nicoll_unlock(); /* (nicoll's callback, and other components, take it) */
                 opal_progress();
+                nicoll_lock();
                 left = every;
             }
         }
@@ -258,7 +360,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     }
     nicoll_release_retired(t);
     *request = &req->super;
-    if (NULL == req->engine) { /* nothing to communicate: complete at once */
+    if (NULL == req->engine && !req->deferred) { /* nothing to communicate: complete at once */
         finish(req, NICSIM_OK, false);
         req->super.req_status.MPI_ERROR = OMPI_SUCCESS;
         ompi_request_complete(&req->super, true);
@@ -269,5 +371,17 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     }
     *active_tail = req;
     active_tail = &req->next;
+    if (thread_may_progress(req)) {
+        ++t->thread_requests;
+        /* Its peers' packets wake the thread where they ring a bell: said before a last look
+         * at what came before, unless the thread is woken to post it. */
+        const bool rings = NULL == t->ucx && NULL != t->shm;
+        if (rings && !nicoll_thread_posts) {
+            nicoll_shm_doze(t->shm, true);
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            (void) test(req);
+        }
+        nicoll_progress_posted(rings);
+    }
     return OMPI_SUCCESS;
 }

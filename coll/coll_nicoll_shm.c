@@ -26,6 +26,10 @@
  *   once the receiver has moved the ring's tail past every such packet (shm_sent): then no
  *   peer reads its buffer any more.
  * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full.
+ * Each rank also has a doorbell in the segment, for its progress thread (coll_nicoll_progress.c),
+ * which sleeps on it while it waits for its peers: a sender whose peer runs one rings it after
+ * each packet it puts into that peer's ring, and a receiver after each slot it frees (the sender
+ * may wait for room, or for a payload read in place), when the peer says it sleeps.
  * The rings and staging areas themselves, lock-free, are in coll_nicoll_ring.h.
  *
  * Set-up is collective, at the communicator's first nicoll collective: on each node the lowest
@@ -45,7 +49,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -61,6 +67,13 @@
 #define NICOLL_SHM_STAGE_TOTAL (32ul << 20)
 /* An early payload's copy up to this size is kept for the next one. */
 #define NICOLL_SHM_KEEP_COPY (1u << 20)
+
+/* A rank's doorbell: its progress thread waits on `rung` (a futex) once it said `sleeping`. */
+typedef struct nicoll_shm_bell {
+    uint32_t rung;
+    uint32_t sleeping;
+    char pad[NICOLL_SHM_LINE - 2 * sizeof(uint32_t)];
+} nicoll_shm_bell_t;
 
 struct nicoll_shm {
     unsigned char *base;
@@ -84,7 +97,33 @@ struct nicoll_shm {
     nicoll_stage_t stage;  /* ours */
     void *copy;            /* a payload with no place in a collective yet */
     size_t copy_bytes;
+    nicoll_shm_bell_t *bells; /* [size] every rank's doorbell */
+    bool *may_sleep;       /* [size] whether the rank runs a progress thread, which may sleep */
+    bool dozing;           /* our thread said it sleeps (nicoll_shm_doze) */
 };
+
+/* After a packet into `place`'s ring, or a slot of its freed: wakes its thread if it sleeps.
+ * (The fence orders our ring write before the read of its flag, as the sleeper orders its flag
+ * before its last look at the rings: one of the two sees the other.) */
+static inline void ring_bell(const nicoll_shm_t *s, int place)
+{
+    if (s->may_sleep[place]) {
+        nicoll_shm_bell_t *b = &s->bells[place];
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&b->sleeping, __ATOMIC_RELAXED)) {
+            __atomic_add_fetch(&b->rung, 1, __ATOMIC_RELEASE);
+            syscall(SYS_futex, &b->rung, FUTEX_WAKE, 1, NULL, NULL, 0);
+        }
+    }
+}
+
+void nicoll_shm_doze(nicoll_shm_t *s, bool sleeping)
+{
+    if (sleeping != s->dozing) {
+        __atomic_store_n(&s->bells[s->rank].sleeping, sleeping, __ATOMIC_RELAXED);
+        s->dozing = sleeping;
+    }
+}
 
 static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
 {
@@ -98,7 +137,7 @@ typedef struct nicoll_shm_hello {
     int64_t pid;
     uint64_t probe;  /* the address of nicoll_shm_probe_word in this process */
     int32_t ok;      /* rank 0: the segment exists */
-    int32_t pad;
+    int32_t thread;  /* this process runs a progress thread */
 } nicoll_shm_hello_t;
 
 static const uint64_t nicoll_shm_probe_word = 0x6e69636f6c6c2131ull; /* "nicoll!1" */
@@ -131,6 +170,7 @@ static void unmap(nicoll_shm_t *s)
     free(s->tail_seen);
     free(s->apart_until);
     free(s->taken);
+    free(s->may_sleep);
     free(s->copy);
     free(s);
 }
@@ -215,7 +255,9 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
          * 16 KiB 1.4 against 4.2; docs/measurements.md). Larger payloads are read in place. */
         s->stage_limit =
             0 == s->stage_bytes ? 0 : s->stage_bytes / 2 - sizeof(nicoll_shm_chunk_t);
-        s->bytes = rings * s->ring_bytes + (size_t) size * s->stage_bytes;
+        s->bytes = rings * s->ring_bytes +
+                   (size_t) size * (s->stage_bytes + sizeof(nicoll_shm_bell_t));
+        s->may_sleep = calloc((size_t) size, sizeof(*s->may_sleep));
         s->pids = calloc((size_t) size, sizeof(*s->pids));
         s->sent_head = calloc((size_t) size, sizeof(*s->sent_head));
         s->tail_seen = calloc((size_t) size, sizeof(*s->tail_seen));
@@ -225,7 +267,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     const bool alone = 1 == size; /* no peer on this node: nothing to map */
     bool ok = NULL != hello && size > 0 &&
               (alone || (NULL != s->pids && NULL != s->sent_head && NULL != s->tail_seen &&
-                         NULL != s->apart_until && NULL != s->taken &&
+                         NULL != s->apart_until && NULL != s->taken && NULL != s->may_sleep &&
                          s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE));
     /* A rank without its tables (or room for every rank's hello) cannot join what follows. */
     ok = nicoll_all_ok(m, ok);
@@ -234,7 +276,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     static unsigned serial;
     const bool creator = ok && !alone && 0 == s->rank;
     nicoll_shm_hello_t mine = {.pid = getpid(),
-                               .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word};
+                               .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word,
+                               .thread = nicoll_locking};
     if (creator) {
         snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
                  (unsigned) comm->c_contextid, serial++);
@@ -254,9 +297,11 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->stages = s->base + (size_t) size * size * s->ring_bytes;
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
                                      .bytes = s->stage_bytes};
+        s->bells = (nicoll_shm_bell_t *) (s->stages + (size_t) size * s->stage_bytes);
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {
             s->pids[i] = (pid_t) hello[s->local[i]].pid;
+            s->may_sleep[i] = 0 != hello[s->local[i]].thread;
         }
         const int peer = (s->rank + 1) % size;
         uint64_t word = 0;
@@ -289,12 +334,18 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         unmap(s);
         s = NULL;
     }
+    if (NULL != s) {
+        nicoll_lock();
+        nicoll_progress_watch(&s->bells[s->rank].rung, true);
+        nicoll_unlock();
+    }
     return s;
 }
 
 void nicoll_shm_fini(nicoll_shm_t *s)
 {
     if (NULL != s) {
+        nicoll_progress_watch(&s->bells[s->rank].rung, false); /* (under the lock) */
         unmap(s);
     }
 }
@@ -329,6 +380,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     }
     s->sent_head[dst] = head + 1;
     nicoll_ring_publish(out, head);
+    ring_bell(s, dst);
     if (apart) {
         s->apart_peers += 0 == s->apart_until[dst];
         s->apart_until[dst] = head + 1;
@@ -429,6 +481,7 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
                                                       payload, in->payload_bytes);
             /* Consumed: the slot, and the sender's payload, are free again. */
             nicoll_ring_consume(r, ++s->taken[src]);
+            ring_bell(s, src);
             if (at == s->copy && s->copy_bytes > NICOLL_SHM_KEEP_COPY) {
                 free(s->copy); /* the engine kept its own copy: do not hold a large one too */
                 s->copy = NULL;

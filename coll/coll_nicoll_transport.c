@@ -366,7 +366,9 @@ void nicoll_transport_fini(nicoll_transport_t *t)
      * them. */
     while ((t->pml_peers > 0 || NULL != t->ucx) && NULL != t->group &&
            NICSIM_IN_PROGRESS == nicsim_group_progress(t->group)) {
+        nicoll_unlock();
         opal_progress();
+        nicoll_lock();
     }
     nicoll_shm_fini(t->shm);
     t->shm = NULL;

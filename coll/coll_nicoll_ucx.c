@@ -164,7 +164,9 @@ static bool start(void)
         return false;
     }
     ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-                              .thread_mode = UCS_THREAD_MODE_SINGLE};
+                              /* the progress thread's and the caller's turns, under the lock */
+                              .thread_mode = nicoll_locking ? UCS_THREAD_MODE_SERIALIZED
+                                                            : UCS_THREAD_MODE_SINGLE};
     ucp_am_handler_param_t handler = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
                       UCP_AM_HANDLER_PARAM_FIELD_CB,
@@ -305,6 +307,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
         u->sent = calloc((size_t) size, sizeof(*u->sent));
         u->taken = calloc((size_t) size, sizeof(*u->taken));
     }
+    nicoll_lock(); /* the worker is the process's, which the progress thread polls */
     if (NULL == u || NULL == u->eps || NULL == u->sent || NULL == u->taken || NULL == reach) {
         why = "out of memory";
     } else if (!start()) {
@@ -312,6 +315,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
     } else if (UCS_OK != ucp_worker_get_address(ucx.worker, &address, &address_bytes)) {
         why = "the UCP worker has no address";
     }
+    nicoll_unlock(); /* (the exchanges below run Open MPI's progress) */
     /* Every rank learns the longest address, then every rank's. */
     int64_t mine = NULL == why ? (int64_t) address_bytes : -1, max = -1;
     int rc = m->previous_allreduce(&mine, &max, 1, MPI_INT64_T, MPI_MAX, comm,
@@ -333,6 +337,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
             why = "the exchange of addresses failed";
         }
         u->nonce = hello->nonce; /* rank 0's */
+        nicoll_lock();
         for (int i = 0; i < size && NULL == why; ++i) {
             if (i == rank || !reach[i]) {
                 continue;
@@ -350,11 +355,18 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
             u->next = ucx.comms;
             ucx.comms = u;
         }
+        nicoll_unlock();
         failing = first_failing(m, why);
     }
+    nicoll_lock();
     if (NULL != address) {
         ucp_worker_release_address(ucx.worker, address);
     }
+    if (size != failing) {
+        nicoll_ucx_fini(u);
+        u = NULL;
+    }
+    nicoll_unlock();
     free(hello);
     if (size != failing) {
         if (NULL != why) {
@@ -375,8 +387,6 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
                            "carries the packets UCX would have",
                         comm->c_name, (unsigned) comm->c_contextid, who);
         }
-        nicoll_ucx_fini(u);
-        return NULL;
     }
     return u;
 }

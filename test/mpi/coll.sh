@@ -76,29 +76,30 @@ packet_sizes() { # SIZE NP
 
 # One run per line: ranks, bcast algorithm, k, allgather and barrier algorithms, packet size,
 # credits, transport (auto is shared memory here, every rank being on one node; ucx is UCX
-# active messages between every pair, on one node too), and the coll
-# list (- for the forced one above; the last run keeps tuned in the list, as users run it, to
-# show nicoll still serves). Over shared memory, with ranks sharing cores as here, a rank stages
+# active messages between every pair, on one node too), progress (thread: a progress thread
+# also moves the nonblocking collectives' packets; auto is caller here, no core being spare), and
+# the coll list (- for the forced one above; the last run keeps tuned in the list, as users run
+# it, to show nicoll still serves). Over shared memory, with ranks sharing cores as here, a rank stages
 # payloads of up to 2 MiB in its 4 MiB staging area: the 1 MiB packets with 8 credits fill it,
 # so payloads also go by process_vm_readv when it is full, and 3 MiB packets always do.
-runs='1 auto      auto auto auto               auto  auto auto -
-2 kbinomial 1    rd   dissemination      1000  1    auto -
-2 auto      auto ab   auto               auto  auto pml  -
-3 binomial  auto ab   recursive_doubling 4096  2    pml  -
-4 kbinomial 2    ab   dissemination      65536 16   shm  -
-5 chain     auto rd   recursive_doubling 1000  3    auto -
-6 kbinomial auto auto dissemination      4096  1    pml  -
-7 flat      auto rd   tree               auto  1    auto -
-8 kbinomial 3    ab   recursive_doubling 1000  1    shm  -
-8 chain     auto rd   dissemination      4096  1    pml  -
-6 binary    auto ab   recursive_doubling 65536 1    auto -
-4 binary    auto rd   tree               1000  2    pml  -
-2 binary    auto rd   auto               1048576 8  shm  -
-3 flat      auto ab   auto               3145728 2  shm  -
-2 auto      auto auto auto               auto  auto ucx  -
-3 binomial  auto ab   recursive_doubling 4096  2    ucx  -
-4 kbinomial 2    rd   dissemination      65536 4    ucx  -
-5 kbinomial 7    auto auto               auto  16   auto nicoll,tuned,basic,libnbc,self'
+runs='1 auto      auto auto auto               auto  auto auto caller -
+2 kbinomial 1    rd   dissemination      1000  1    auto thread -
+2 auto      auto ab   auto               auto  auto pml  caller -
+3 binomial  auto ab   recursive_doubling 4096  2    pml  auto   -
+4 kbinomial 2    ab   dissemination      65536 16   shm  thread -
+5 chain     auto rd   recursive_doubling 1000  3    auto caller -
+6 kbinomial auto auto dissemination      4096  1    pml  thread -
+7 flat      auto rd   tree               auto  1    auto auto   -
+8 kbinomial 3    ab   recursive_doubling 1000  1    shm  thread -
+8 chain     auto rd   dissemination      4096  1    pml  caller -
+6 binary    auto ab   recursive_doubling 65536 1    auto thread -
+4 binary    auto rd   tree               1000  2    pml  caller -
+2 binary    auto rd   auto               1048576 8  shm  thread -
+3 flat      auto ab   auto               3145728 2  shm  thread -
+2 auto      auto auto auto               auto  auto ucx  thread -
+3 binomial  auto ab   recursive_doubling 4096  2    ucx  caller -
+4 kbinomial 2    rd   dissemination      65536 4    ucx  thread -
+5 kbinomial 7    auto auto               auto  16   auto auto   nicoll,tuned,basic,libnbc,self'
 # The several-MB message of test_coll (--large) for a run: 16 windows' worth of bytes where the
 # flow-control window (credits x packet size) is under 64 KiB. A sender waits for a credit
 # return every window, and on a loaded machine, with ranks yielding their cores to other
@@ -112,7 +113,7 @@ large_for() { # PACKET CREDITS
 }
 
 seed=0
-while read -r np bcast k allgather barrier packet credits transport list; do
+while read -r np bcast k allgather barrier packet credits transport progress list; do
     [ -n "$np" ] || continue
     seed=$((seed + 1))
     [ "$list" = - ] && list=$components
@@ -122,16 +123,39 @@ while read -r np bcast k allgather barrier packet credits transport list; do
         --mca coll_nicoll_allgather_algorithm "$allgather" \
         --mca coll_nicoll_barrier_algorithm "$barrier" \
         --mca coll_nicoll_packet_size "$packet" --mca coll_nicoll_credits "$credits" \
-        --mca coll_nicoll_transport "$transport" \
+        --mca coll_nicoll_transport "$transport" --mca coll_nicoll_progress "$progress" \
         "$program" $flags --packet-size "$(packet_sizes "$packet" "$np")" --seed "$seed" \
         --large "$(large_for "$packet" "$credits")"
-    report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, transport $transport, $list]"
+    report "[bcast $bcast k=$k, allgather $allgather, barrier $barrier, packet $packet, credits $credits, transport $transport, progress $progress, $list]"
 done <<RUNS
 $runs
 RUNS
 
+# The progress thread alone carries nonblocking collectives to completion: test_coll's offload
+# section starts three and makes no MPI call until nicoll's counter coll_nicoll_offloaded shows
+# them complete, each rank late in turn; over shared memory (the thread woken by its doorbells)
+# and UCX (the thread polling). With the caller progressing, the same section fails: the check
+# can tell.
+if [ "$against" = nicoll ]; then
+    for case in "2 auto" "3 shm" "4 auto" "3 ucx"; do
+        set -- $case
+        launch "$1" --mca coll "$components" --mca coll_nicoll_progress thread \
+            --mca coll_nicoll_transport "$2" \
+            "$program" $flags --sections offload,nonblocking,outstanding --large 100000 \
+            --packet-size "$(packet_sizes auto "$1")"
+        report "[progress thread, transport $2]"
+    done
+    launch 2 --mca coll "$components" --mca coll_nicoll_progress caller \
+        "$program" --sections offload --offload-wait 1
+    sed 's/^/# expected: /' "$log" | grep -E 'not ok' | head -1
+    check "the offload check fails where the caller alone progresses (coll_nicoll_progress caller)" \
+        grep -q '^not ok - .*offload round' "$log"
+else
+    tap ok "the progress thread completes collectives # SKIP nicoll not in the coll list"
+fi
+
 # Invalid values: one warning naming the variable (and the value) and correct results.
-invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=butterfly packet_size=-5 credits=0 transport=tcp'
+invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=butterfly packet_size=-5 credits=0 transport=tcp progress=nic'
 invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5'
 for invalid in "$invalid1" "$invalid2"; do
     set --

@@ -30,6 +30,12 @@
  *                rank runs those on its groups), blocking and nonblocking mixed, on world and 6
  *                random splits, every way of completing in turn, each checked; resident memory
  *                must stay flat after the first tenth.
+ *   offload      (only when named) MPI_Ibcast of several packets, MPI_Iallgather and
+ *                MPI_Ibarrier started on three communicators, then no MPI call until nicoll's
+ *                MPI_T counter coll_nicoll_offloaded shows all three complete (at most
+ *                --offload-wait seconds, 30 by default): the
+ *                progress thread (coll_nicoll_progress thread) moved every packet. Then MPI_Waitall
+ *                and the usual checks. Three rounds, each rank in turn starting a second later.
  *   concurrency  collectives on MPI_COMM_WORLD while point-to-point messages are in flight on it,
  *                with tags from 0 to MPI_TAG_UB and receives from MPI_ANY_SOURCE with
  *                MPI_ANY_TAG, and MPI_Allreduce (another component's) between a nonblocking
@@ -50,7 +56,8 @@
  * --thread-multiple initialises MPI with MPI_THREAD_MULTIPLE (the test itself uses one thread).
  *
  * usage: test_coll [--expect-nicoll] [--uniform-bcast] [--packet-size BYTES[,BYTES...]]
- *                  [--large BYTES] [--seed N] [--sections LIST] [--soak N] [--thread-multiple]
+ *                  [--large BYTES] [--seed N] [--sections LIST] [--soak N] [--nodes N]
+ *                  [--offload-wait S] [--thread-multiple]
  */
 #include <mpi.h>
 
@@ -79,11 +86,12 @@ enum {
     S_BARRIER = 4,
     S_OUTSTANDING = 8,
     S_CONCURRENCY = 16,
-    S_SOAK = 32, /* not among the default sections */
+    S_SOAK = 32,    /* not among the default sections */
+    S_OFFLOAD = 64, /* nor this one */
 };
 static const char *section_names[] = {"blocking",    "nonblocking", "barrier",
-                                      "outstanding", "concurrency", "soak"};
-#define N_SECTIONS 6
+                                      "outstanding", "concurrency", "soak", "offload"};
+#define N_SECTIONS 7
 
 #define MAX_PACKET_SIZES 8
 static struct {
@@ -96,7 +104,8 @@ static struct {
     unsigned sections;
     long soak; /* collectives the soak section runs */
     long nodes; /* --nodes: the nodes Open MPI must see, 0 unchecked */
-} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0};
+    long offload_wait; /* seconds the offload section waits for the progress thread */
+} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0, 30};
 
 static int world_rank, world_size;
 static long long issued[N_COLLS]; /* calls on communicators of 2+ ranks: nicoll's to run */
@@ -860,6 +869,59 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     free(all);
 }
 
+/* The offload section (see the top). Round r: world rank r % size starts its collectives 0.2 s
+ * after the others, so that their packets are there before it posts. */
+static void section_offload(const comm_info_t *comms)
+{
+    nicoll_counter_t offloaded;
+    if (0 != nicoll_counter_open(&offloaded, "coll_nicoll_offloaded")) {
+        report(0, "offload: nicoll's counter coll_nicoll_offloaded can be read");
+        return;
+    }
+    uint64_t shared = opt.seed * 29u + 3u;
+    for (int round = 0; round < 3; ++round) {
+        op_t ops[3] = {{.coll = C_IBCAST, .c = &comms[0], .root = round % comms[0].size,
+                        .tc = &tcases[1], .count = (int) (3 * opt.packet_sizes[0] / 4 + 1)},
+                       {.coll = C_IALLGATHER, .c = &comms[1], .tc = &tcases[0], .count = 1000},
+                       {.coll = C_IBARRIER, .c = &comms[2]}};
+        unsigned long long before = 0, now = 0;
+        int ok = 0 == nicoll_counter_read(&offloaded, &before);
+        if (world_rank == round % world_size) {
+            usleep(200000);
+        }
+        for (int i = 0; i < 3; ++i) {
+            ops[i].seed = (unsigned) next_random(&shared);
+            op_prepare(&ops[i]);
+            op_start(&ops[i]);
+        }
+        /* No MPI call until the thread is done: only MPI_T reads and sleeps. */
+        double waited = 0;
+        while (ok && 0 == nicoll_counter_read(&offloaded, &now) && now < before + 3 &&
+               waited < opt.offload_wait) {
+            usleep(1000);
+            waited += 0.001;
+        }
+        if (now < before + 3) {
+            complain("offload round %d: coll_nicoll_offloaded grew by %llu in %.0f s, want 3",
+                     round, now - before, waited);
+            ok = 0;
+        }
+        MPI_Request reqs[3] = {ops[0].req, ops[1].req, ops[2].req};
+        MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 3; ++i) {
+            ops[i].req = MPI_REQUEST_NULL;
+            ok &= op_check(&ops[i]);
+        }
+        char what[300];
+        snprintf(what, sizeof what,
+                 "offload round %d (world rank %d late): MPI_Ibcast, MPI_Iallgather and "
+                 "MPI_Ibarrier completed by the progress thread before any MPI call, byte-exact",
+                 round, round % world_size);
+        report(ok, what);
+    }
+    nicoll_counter_close(&offloaded);
+}
+
 /* This process's resident memory in KiB (Linux). */
 static long rss_kib(void)
 {
@@ -1190,6 +1252,10 @@ static int parse_options(int argc, char **argv)
             if (!parse_long(v, 1, 1L << 40, &opt.soak)) {
                 snprintf(why, sizeof why, "--soak %s: expected a number of collectives", v);
             }
+        } else if (0 == strcmp(a, "--offload-wait")) {
+            if (!parse_long(v, 1, 3600, &opt.offload_wait)) {
+                snprintf(why, sizeof why, "--offload-wait %s: expected seconds in 1..3600", v);
+            }
         } else if (0 == strcmp(a, "--nodes")) {
             if (!parse_long(v, 1, 1L << 20, &opt.nodes)) {
                 snprintf(why, sizeof why, "--nodes %s: expected a number of nodes", v);
@@ -1209,7 +1275,7 @@ static int parse_options(int argc, char **argv)
                 if (N_SECTIONS == s) {
                     snprintf(why, sizeof why,
                              "--sections %s: unknown section %s (known: blocking, nonblocking, "
-                             "barrier, outstanding, concurrency, soak)",
+                             "barrier, outstanding, concurrency, soak, offload)",
                              v, t);
                 }
                 opt.sections |= 1u << s;
@@ -1223,7 +1289,7 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr,
                     "test_coll: %s\nusage: test_coll [--expect-nicoll] [--uniform-bcast] "
                     "[--packet-size BYTES[,BYTES...]] [--large BYTES] [--seed N] [--sections "
-                    "LIST] [--soak N] [--nodes N] [--thread-multiple]\n",
+                    "LIST] [--soak N] [--nodes N] [--offload-wait S] [--thread-multiple]\n",
                     why);
         }
         return 2;
@@ -1281,6 +1347,7 @@ int main(int argc, char **argv)
 
     comm_info_t sweep_comms[2] = {comms[0], comms[1]};
     comm_info_t outstanding_comms[5] = {comms[0], comms[2], comms[3], comms[4], comms[1]};
+    comm_info_t offload_comms[3] = {comms[0], comms[2], comms[3]};
     for (int s = 0; s < N_SECTIONS; ++s) {
         if (!(opt.sections & (1u << s))) continue;
         double t0 = MPI_Wtime();
@@ -1291,6 +1358,7 @@ int main(int argc, char **argv)
         case S_OUTSTANDING: section_outstanding(outstanding_comms, 5, 40); break;
         case S_CONCURRENCY: section_concurrency(&comms[0], 60); break;
         case S_SOAK: section_soak(&comms[0]); break;
+        case S_OFFLOAD: section_offload(offload_comms); break;
         }
         if (0 == world_rank) {
             printf("# %s: %.1f s\n", section_names[s], MPI_Wtime() - t0);

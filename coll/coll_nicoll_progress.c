@@ -1,0 +1,278 @@
+/*
+ * Who moves the packets of nonblocking collectives (coll_nicoll_progress): the caller, inside its
+ * MPI calls (opal_progress runs nicoll's callback), or also a progress thread of the process, its
+ * "NIC core", which forwards packets and carries collectives to completion while the host
+ * computes, as the NICs of LFC (Bhoedjang et al.) and of Yu, Buntinas and Panda do.
+ *
+ * The thread serves the nonblocking collectives of communicators whose packets travel over shared
+ * memory and UCX only. It never calls the PML: Open MPI's point-to-point layer is safe from a
+ * second thread only under MPI_THREAD_MULTIPLE, which nicoll declines.
+ *
+ * Where the node has a core for it, the thread is bound there, posts each nonblocking collective
+ * itself (the caller's call returns at once, and the first packets' copies run on the thread's
+ * core) and is woken by every post. Where it shares its process's core, waking it would only take
+ * the core from the caller in the middle of its call: the caller posts, and the thread is woken
+ * by its peers' packets, taking the core from the computation that follows.
+ *
+ * It sleeps on futexes: its process's post counter and a doorbell per shared-memory segment
+ * (coll_nicoll_shm.c), which a peer rings after each packet for, or slot freed by, a rank that
+ * said it sleeps. Where a packet it waits for rings no bell (UCX), it sleeps in growing steps.
+ * With no collective in flight it sleeps until the next post, so an idle job burns no CPU.
+ *
+ * Every collective's state (engine groups, transports, the request list, counters) is touched
+ * under one lock, taken only in thread mode: the caller takes it in each collective and lets go
+ * of it whenever it runs Open MPI's progress, so that a collective of another component that
+ * needs nicoll's to progress never waits for a lock the caller holds. The thread never completes
+ * MPI requests: it leaves that, and any unpacking, to the caller's next MPI call (a request's
+ * completion callbacks belong to the threads that call MPI).
+ */
+#include "coll_nicoll.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "opal/mca/hwloc/base/base.h"
+#include "opal/util/proc.h"
+
+bool nicoll_locking;
+bool nicoll_thread_posts;
+
+/* Rounds in which nothing moved that the thread polls through before it sleeps. */
+#define NICOLL_PROGRESS_SPIN 64
+/* While it waits for a packet that rings no doorbell, it sleeps in steps that double from 1 us
+ * up to the first; on doorbells alone, at most the second (a safety net: every packet it waits
+ * for rings one). */
+#define NICOLL_PROGRESS_STEP_US 200
+#define NICOLL_PROGRESS_SAFETY_US 100000
+/* The most doorbells it sleeps on (futex_waitv takes 128 futexes). */
+#define NICOLL_PROGRESS_BELLS 63
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t thread;
+static bool running, stopping, failed;
+static bool spare;       /* the node has more cores than the job has processes on it */
+static uint32_t posts;   /* counts the posts the thread is woken for: a futex it sleeps on */
+static bool post_unseen; /* one to wake it for once the lock is let go */
+static int waiting;      /* callers waiting for the lock */
+/* The doorbells of this process's segments (under the lock). */
+static uint32_t *bells[NICOLL_PROGRESS_BELLS];
+static int bell_count;
+static bool bells_overflow; /* a segment's bell is not among them */
+
+void nicoll_lock_now(void)
+{
+    __atomic_add_fetch(&waiting, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&lock);
+    __atomic_sub_fetch(&waiting, 1, __ATOMIC_RELAXED);
+}
+
+bool nicoll_trylock_now(void)
+{
+    return 0 == pthread_mutex_trylock(&lock);
+}
+
+void nicoll_unlock_now(void)
+{
+    const bool wake = post_unseen;
+    post_unseen = false;
+    pthread_mutex_unlock(&lock);
+    if (wake) { /* after the lock is free: woken, the thread goes straight to work */
+        __atomic_add_fetch(&posts, 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &posts, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
+/* Cores of this node and processes of this job on it. */
+static void node_counts(int *cores, int *ranks)
+{
+    if (NULL == opal_hwloc_topology) {
+        (void) opal_hwloc_base_get_topology(); /* (loaded later in MPI_Init otherwise) */
+    }
+    hwloc_topology_t topology = opal_hwloc_topology;
+    *cores = NULL == topology ? 0 : hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+    *ranks = (int) opal_process_info.num_local_peers + 1;
+}
+
+void nicoll_progress_open(void)
+{
+    int mode = mca_coll_nicoll_component.progress, cores, ranks;
+    node_counts(&cores, &ranks);
+    spare = cores > ranks;
+    if (NICOLL_AUTO == mode) {
+        mode = spare ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
+    }
+    nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
+    nicoll_thread_posts = nicoll_locking && spare;
+    NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes on this "
+                   "node)", !nicoll_locking ? "caller" : spare ? "thread, on a core of its own"
+                                                               : "thread, sharing its process's core",
+                   mca_coll_nicoll_component.progress_name, cores, ranks);
+}
+
+void nicoll_progress_watch(uint32_t *bell, bool watch)
+{
+    if (!nicoll_locking) {
+        return;
+    }
+    for (int i = 0; i < bell_count; ++i) {
+        if (bells[i] == bell) {
+            bells[i] = watch ? bell : bells[--bell_count];
+            return;
+        }
+    }
+    if (watch && bell_count < NICOLL_PROGRESS_BELLS) {
+        bells[bell_count++] = bell;
+    } else if (watch) {
+        bells_overflow = true;
+    }
+}
+
+/* Where the node has a spare core, binds the calling thread away from its process's computation,
+ * when the process is bound: to a hardware thread of the process's core that the process does
+ * not use, or else to the node's processors outside the process's set. Without a spare core, or
+ * in an unbound process, it stays where its process is: it then takes time only from its own
+ * process, which it serves. */
+static void bind_thread(void)
+{
+    hwloc_topology_t topology = opal_hwloc_topology;
+    if (NULL == topology || !spare) {
+        return;
+    }
+    hwloc_bitmap_t mine = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
+    hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(topology);
+    if (NULL != mine && NULL != set &&
+        0 == hwloc_get_cpubind(topology, mine, HWLOC_CPUBIND_PROCESS) &&
+        !hwloc_bitmap_isincluded(all, mine)) {
+        hwloc_obj_t core =
+            hwloc_get_next_obj_covering_cpuset_by_type(topology, mine, HWLOC_OBJ_CORE, NULL);
+        if (NULL != core && hwloc_bitmap_isincluded(mine, core->cpuset)) {
+            hwloc_bitmap_andnot(set, core->cpuset, mine);
+        }
+        if (hwloc_bitmap_iszero(set)) {
+            hwloc_bitmap_andnot(set, all, mine);
+        }
+        char where[64] = "";
+        hwloc_bitmap_list_snprintf(where, sizeof(where), set);
+        if (!hwloc_bitmap_iszero(set) &&
+            0 == hwloc_set_cpubind(topology, set, HWLOC_CPUBIND_THREAD)) {
+            NICOLL_VERBOSE(10, "progress thread bound to processors %s", where);
+        }
+    }
+    hwloc_bitmap_free(mine);
+    hwloc_bitmap_free(set);
+}
+
+/* Sleeps until a futex of `w` no longer holds its value (the first private, the others shared),
+ * or `us` microseconds passed when not 0: futex_waitv, or nanosleep where the kernel lacks it
+ * (before Linux 5.16). */
+static void sleep_on(const struct futex_waitv *w, int n, long us)
+{
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_nsec += 1000 * us;
+    at.tv_sec += at.tv_nsec / 1000000000 + (us > 0 ? 0 : 3600);
+    at.tv_nsec %= 1000000000;
+    if (syscall(SYS_futex_waitv, w, n, 0, &at, CLOCK_MONOTONIC) < 0 && ENOSYS == errno) {
+        const struct timespec step = {0, 1000 * (us > 0 && us < 50 ? us : 50)};
+        nanosleep(&step, NULL);
+    }
+}
+
+/* The progress thread: rounds over the collectives it may progress while packets move; then it
+ * says on their doorbells that it sleeps, takes a last look, and sleeps until a peer rings or
+ * the caller posts. */
+static void *run(void *arg)
+{
+    (void) arg;
+    bind_thread();
+    struct futex_waitv w[NICOLL_PROGRESS_BELLS + 1];
+    unsigned idle = 0, step_us = 1;
+    pthread_mutex_lock(&lock);
+    while (!stopping) {
+        const uint32_t posted = __atomic_load_n(&posts, __ATOMIC_ACQUIRE);
+        unsigned long long moved = nicoll_packets_moved();
+        bool pending = nicoll_requests_advance();
+        idle = nicoll_packets_moved() != moved ? 0 : idle + 1;
+        step_us = 0 == idle ? 1 : step_us;
+        if (pending && idle < NICOLL_PROGRESS_SPIN) {
+            pthread_mutex_unlock(&lock);
+            if (__atomic_load_n(&waiting, __ATOMIC_RELAXED) > 0) {
+                sched_yield(); /* the caller's turn */
+            }
+            pthread_mutex_lock(&lock);
+            continue;
+        }
+        int n = 0;
+        w[n++] = (struct futex_waitv) {.val = posted, .uaddr = (uintptr_t) &posts,
+                                       .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
+        /* every packet waited for rings a bell (a post where the caller set one, below) */
+        const bool rung = (!pending || nicoll_requests_doze(true)) && !bells_overflow;
+        for (int i = 0; i < bell_count; ++i) {
+            w[n++] = (struct futex_waitv) {.val = __atomic_load_n(bells[i], __ATOMIC_ACQUIRE),
+                                           .uaddr = (uintptr_t) bells[i], .flags = FUTEX_32};
+        }
+        if (pending) {
+            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the flags up before the last look */
+            moved = nicoll_packets_moved();
+            pending = nicoll_requests_advance();
+            if (nicoll_packets_moved() != moved) {
+                idle = 0;
+                continue;
+            }
+        }
+        pthread_mutex_unlock(&lock);
+        if (!pending) {
+            sleep_on(w, n, 0);
+        } else if (!rung) {
+            sleep_on(w, n, step_us);
+            step_us = step_us < NICOLL_PROGRESS_STEP_US ? 2 * step_us : step_us;
+        } else {
+            sleep_on(w, n, NICOLL_PROGRESS_SAFETY_US);
+        }
+        pthread_mutex_lock(&lock);
+        idle = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+void nicoll_progress_posted(bool rings)
+{
+    if (!nicoll_locking || failed) {
+        return;
+    }
+    if (!running) {
+        int rc = pthread_create(&thread, NULL, run, NULL);
+        if (0 != rc) {
+            failed = true;
+            opal_output(0, "nicoll: coll_nicoll_progress: cannot start the progress thread (%s); "
+                        "nonblocking collectives progress in MPI calls only", strerror(rc));
+            return;
+        }
+        running = true;
+    }
+    if (nicoll_thread_posts || !rings || bells_overflow) {
+        post_unseen = true;
+    }
+}
+
+void nicoll_progress_close(void)
+{
+    if (!running) {
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    stopping = true;
+    pthread_mutex_unlock(&lock);
+    __atomic_add_fetch(&posts, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &posts, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    pthread_join(thread, NULL);
+    running = stopping = false;
+}
