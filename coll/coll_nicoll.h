@@ -123,6 +123,9 @@ OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 #define NICOLL_TRANSPORT_UCX 2 /* UCX active messages to every peer */
 /* (auto: shared memory inside a node, UCX between nodes, the PML where neither works) */
 
+struct nicoll_transport;
+struct nicoll_module;
+
 /* coll_nicoll_progress: who moves the packets of nonblocking collectives (coll_nicoll_progress.c). */
 #define NICOLL_PROGRESS_CALLER 0 /* the caller, in its MPI calls */
 #define NICOLL_PROGRESS_THREAD 1 /* also a progress thread of the process */
@@ -155,13 +158,15 @@ void nicoll_progress_open(void);
  * and is woken once the lock is let go when it posts, or when the collective's packets may come
  * without a doorbell (`rings` false). */
 void nicoll_progress_posted(bool rings);
-/* Under the lock: the thread also sleeps on (or no longer on) a segment's doorbell. */
-void nicoll_progress_watch(uint32_t *bell, bool watch);
+/* Under the lock: the thread polls (or no longer polls) a transport for packets that come before
+ * their collective is posted, and sleeps on its doorbell: one of shared memory alone, set up. */
+void nicoll_progress_watch(struct nicoll_transport *t, bool watch);
+/* Under the lock: the caller polls the transport itself in a blocking collective (or no longer):
+ * meanwhile its packets need not wake the thread. */
+void nicoll_progress_caller_polls(struct nicoll_transport *t, bool polling);
 /* Stops the thread (component close). */
 void nicoll_progress_close(void);
 
-struct nicoll_transport;
-struct nicoll_module;
 
 /* One way engine packets travel to a peer. A communicator's transport uses one per peer
  * (nicoll_transport_t.via): shared-memory rings inside a node, the PML elsewhere. */
@@ -190,8 +195,10 @@ nicoll_shm_t *nicoll_shm_setup(struct nicoll_module *m);
 void nicoll_shm_fini(nicoll_shm_t *s);
 /* Whether communicator rank `rank` is reached through `s` (NULL reaches no one). */
 bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank);
-/* Says on this rank's doorbell whether its progress thread sleeps (so its peers ring it). */
-void nicoll_shm_doze(nicoll_shm_t *s, bool sleeping);
+/* Says on this rank's doorbell whether its progress thread sleeps, so that its peers ring it
+ * after their packets; and the futex they ring. */
+void nicoll_shm_sleeping(nicoll_shm_t *s, bool sleeping);
+uint32_t *nicoll_shm_bell(nicoll_shm_t *s);
 
 /* The UCX fabric's endpoints of one communicator (coll_nicoll_ucx.c). */
 typedef struct nicoll_ucx nicoll_ucx_t;
@@ -243,9 +250,9 @@ typedef struct nicoll_transport {
     bool refused;              /* the transport answered NICSIM_ERR_AGAIN: the engine holds
                                 * packets to offer again (nicsim_group_progress) */
     nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
-    int thread_requests;       /* nonblocking collectives in flight that the progress thread
-                                * may progress */
-    int deferred;              /* ... of which not posted yet (nicoll_post) */
+    bool caller_polls;         /* in a blocking collective (nicoll_progress_caller_polls) */
+    int deferred;              /* nonblocking collectives handed to the progress thread and not
+                                * posted yet (nicoll_post) */
     bool set_up;               /* the first collective set the communicator up (or failed to) */
     bool declined;             /* the ranks' settings differ, or a rank failed to set up: the
                                 * previous component serves every collective */
@@ -407,9 +414,9 @@ void nicoll_release_retired(nicoll_transport_t *t);
 bool nicoll_requests_advance(void);
 /* Engine packets this process has handed to its transports or taken from them. */
 unsigned long long nicoll_packets_moved(void);
-/* Under the lock: the progress thread is about to sleep. Says so on the doorbells of the
- * transports it waits for; whether every packet it waits for rings one (not UCX's). */
-bool nicoll_requests_doze(bool sleeping);
+/* Under the lock: whether every packet the progress thread's nonblocking collectives wait for
+ * rings a doorbell (not UCX's). */
+bool nicoll_requests_rung(void);
 
 /* Datatypes (coll_nicoll_datatype.c): whether (count, type) is one contiguous run of bytes,
  * where it starts, and packing to and from a flat buffer. */

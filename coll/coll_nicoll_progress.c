@@ -61,10 +61,11 @@ static bool spare;       /* the node has more cores than the job has processes o
 static uint32_t posts;   /* counts the posts the thread is woken for: a futex it sleeps on */
 static bool post_unseen; /* one to wake it for once the lock is let go */
 static int waiting;      /* callers waiting for the lock */
-/* The doorbells of this process's segments (under the lock). */
-static uint32_t *bells[NICOLL_PROGRESS_BELLS];
-static int bell_count;
-static bool bells_overflow; /* a segment's bell is not among them */
+static bool asleep; /* the thread sleeps, or is about to (under the lock) */
+/* The transports the thread watches for packets, with their doorbells (under the lock). */
+static nicoll_transport_t *watched[NICOLL_PROGRESS_BELLS];
+static int watched_count;
+static bool watch_overflow; /* a transport is not among them: the thread sleeps in steps */
 
 void nicoll_lock_now(void)
 {
@@ -116,21 +117,60 @@ void nicoll_progress_open(void)
                    mca_coll_nicoll_component.progress_name, cores, ranks);
 }
 
-void nicoll_progress_watch(uint32_t *bell, bool watch)
+static void *run(void *arg);
+
+/* Starts the thread, once; false when it cannot run (said once). */
+static bool start_thread(void)
+{
+    if (!running && !failed) {
+        int rc = pthread_create(&thread, NULL, run, NULL);
+        if (0 != rc) {
+            failed = true;
+            opal_output(0, "nicoll: coll_nicoll_progress: cannot start the progress thread (%s); "
+                        "nonblocking collectives progress in MPI calls only", strerror(rc));
+        }
+        running = 0 == rc;
+    }
+    return running;
+}
+
+void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
 {
     if (!nicoll_locking) {
         return;
     }
-    for (int i = 0; i < bell_count; ++i) {
-        if (bells[i] == bell) {
-            bells[i] = watch ? bell : bells[--bell_count];
+    for (int i = 0; i < watched_count; ++i) {
+        if (watched[i] == t) {
+            if (!watch) {
+                nicoll_shm_sleeping(t->shm, false);
+                watched[i] = watched[--watched_count];
+            }
             return;
         }
     }
-    if (watch && bell_count < NICOLL_PROGRESS_BELLS) {
-        bells[bell_count++] = bell;
-    } else if (watch) {
-        bells_overflow = true;
+    if (!watch || !start_thread()) {
+        return;
+    }
+    if (watched_count < NICOLL_PROGRESS_BELLS) {
+        watched[watched_count++] = t;
+    } else {
+        watch_overflow = true;
+    }
+    post_unseen = true; /* the thread sleeps on one more bell */
+}
+
+void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
+{
+    if (!nicoll_locking || NULL == t->shm) {
+        return;
+    }
+    t->caller_polls = polling;
+    if (asleep) {
+        nicoll_shm_sleeping(t->shm, !polling);
+        if (!polling) { /* a last look: what came after the caller's last poll rang no bell */
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            (void) nicoll_transport_poll(t);
+        }
     }
 }
 
@@ -185,9 +225,28 @@ static void sleep_on(const struct futex_waitv *w, int n, long us)
     }
 }
 
-/* The progress thread: rounds over the collectives it may progress while packets move; then it
- * says on their doorbells that it sleeps, takes a last look, and sleeps until a peer rings or
- * the caller posts. */
+/* One round: every watched transport polled (packets of collectives not posted yet included),
+ * then the nonblocking collectives the thread may progress; whether one is still in progress. */
+static bool advance(void)
+{
+    for (int i = 0; i < watched_count; ++i) {
+        (void) nicoll_transport_poll(watched[i]); /* (an error is the next collective's) */
+    }
+    return nicoll_requests_advance();
+}
+
+/* Says on every watched transport the caller does not poll itself that the thread sleeps. */
+static void say_asleep(bool sleeping)
+{
+    asleep = sleeping;
+    for (int i = 0; i < watched_count; ++i) {
+        nicoll_shm_sleeping(watched[i]->shm, sleeping && !watched[i]->caller_polls);
+    }
+}
+
+/* The progress thread: rounds while packets move; then it says on its doorbells that it sleeps,
+ * takes a last look, and sleeps until a peer rings, the caller posts, or, while it waits for a
+ * packet that rings no bell, a step of time passed. */
 static void *run(void *arg)
 {
     (void) arg;
@@ -198,7 +257,7 @@ static void *run(void *arg)
     while (!stopping) {
         const uint32_t posted = __atomic_load_n(&posts, __ATOMIC_ACQUIRE);
         unsigned long long moved = nicoll_packets_moved();
-        bool pending = nicoll_requests_advance();
+        bool pending = advance();
         idle = nicoll_packets_moved() != moved ? 0 : idle + 1;
         step_us = 0 == idle ? 1 : step_us;
         if (pending && idle < NICOLL_PROGRESS_SPIN) {
@@ -212,31 +271,28 @@ static void *run(void *arg)
         int n = 0;
         w[n++] = (struct futex_waitv) {.val = posted, .uaddr = (uintptr_t) &posts,
                                        .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
-        /* every packet waited for rings a bell (a post where the caller set one, below) */
-        const bool rung = (!pending || nicoll_requests_doze(true)) && !bells_overflow;
-        for (int i = 0; i < bell_count; ++i) {
-            w[n++] = (struct futex_waitv) {.val = __atomic_load_n(bells[i], __ATOMIC_ACQUIRE),
-                                           .uaddr = (uintptr_t) bells[i], .flags = FUTEX_32};
+        for (int i = 0; i < watched_count; ++i) {
+            uint32_t *bell = nicoll_shm_bell(watched[i]->shm);
+            w[n++] = (struct futex_waitv) {.val = __atomic_load_n(bell, __ATOMIC_ACQUIRE),
+                                           .uaddr = (uintptr_t) bell, .flags = FUTEX_32};
         }
-        if (pending) {
-            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* the flags up before the last look */
-            moved = nicoll_packets_moved();
-            pending = nicoll_requests_advance();
-            if (nicoll_packets_moved() != moved) {
-                idle = 0;
-                continue;
-            }
+        say_asleep(true);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* said before the last look */
+        moved = nicoll_packets_moved();
+        pending = advance();
+        if (nicoll_packets_moved() != moved) {
+            say_asleep(false);
+            idle = 0;
+            continue;
         }
+        const bool stepping = watch_overflow || (pending && !nicoll_requests_rung());
         pthread_mutex_unlock(&lock);
-        if (!pending) {
-            sleep_on(w, n, 0);
-        } else if (!rung) {
-            sleep_on(w, n, step_us);
+        sleep_on(w, n, stepping ? step_us : pending ? NICOLL_PROGRESS_SAFETY_US : 0);
+        if (stepping) {
             step_us = step_us < NICOLL_PROGRESS_STEP_US ? 2 * step_us : step_us;
-        } else {
-            sleep_on(w, n, NICOLL_PROGRESS_SAFETY_US);
         }
         pthread_mutex_lock(&lock);
+        say_asleep(false);
         idle = 0;
     }
     pthread_mutex_unlock(&lock);
@@ -245,20 +301,8 @@ static void *run(void *arg)
 
 void nicoll_progress_posted(bool rings)
 {
-    if (!nicoll_locking || failed) {
-        return;
-    }
-    if (!running) {
-        int rc = pthread_create(&thread, NULL, run, NULL);
-        if (0 != rc) {
-            failed = true;
-            opal_output(0, "nicoll: coll_nicoll_progress: cannot start the progress thread (%s); "
-                        "nonblocking collectives progress in MPI calls only", strerror(rc));
-            return;
-        }
-        running = true;
-    }
-    if (nicoll_thread_posts || !rings || bells_overflow) {
+    if (nicoll_locking && start_thread() &&
+        (nicoll_thread_posts || !rings || watch_overflow)) {
         post_unseen = true;
     }
 }

@@ -239,19 +239,15 @@ bool nicoll_requests_advance(void)
     return pending;
 }
 
-bool nicoll_requests_doze(bool sleeping)
+bool nicoll_requests_rung(void)
 {
-    bool rung = true;
     for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
-        nicoll_transport_t *t = &req->module->transport;
-        if (thread_may_progress(req) && !req->offloaded) {
-            rung = rung && NULL == t->ucx && NULL != t->shm;
-            if (NULL != t->shm) {
-                nicoll_shm_doze(t->shm, sleeping);
-            }
+        const nicoll_transport_t *t = &req->module->transport;
+        if (thread_may_progress(req) && !req->offloaded && (NULL != t->ucx || NULL == t->shm)) {
+            return false;
         }
     }
-    return rung;
+    return true;
 }
 
 static int progress(void)
@@ -272,10 +268,6 @@ static int progress(void)
         *link = req->next;
         if (active_tail == &req->next) {
             active_tail = link;
-        }
-        nicoll_transport_t *t = &req->module->transport;
-        if (thread_may_progress(req) && 0 == --t->thread_requests && NULL != t->shm) {
-            nicoll_shm_doze(t->shm, false); /* no bells for a thread not waiting */
         }
         s = finish(req, s, false);
         req->super.req_status.MPI_ERROR =
@@ -345,6 +337,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
          * (docs/measurements.md: small broadcasts on emulated nodes 0.52-0.95 times coll/tuned's
          * time against 0.95-1.50 polling 16 rounds per yield). */
         const unsigned every = t->pml_peers > 0 || NULL != t->ucx ? 1 : NICOLL_POLLS_PER_PROGRESS;
+        nicoll_progress_caller_polls(t, true);
         nicsim_status_t s;
         for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
             nicoll_release_retired(t); /* while the packets are on their way */
@@ -355,6 +348,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
                 left = every;
             }
         }
+        nicoll_progress_caller_polls(t, false);
         s = finish(req, s, true);
         return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
     }
@@ -372,16 +366,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     *active_tail = req;
     active_tail = &req->next;
     if (thread_may_progress(req)) {
-        ++t->thread_requests;
-        /* Its peers' packets wake the thread where they ring a bell: said before a last look
-         * at what came before, unless the thread is woken to post it. */
-        const bool rings = NULL == t->ucx && NULL != t->shm;
-        if (rings && !nicoll_thread_posts) {
-            nicoll_shm_doze(t->shm, true);
-            __atomic_thread_fence(__ATOMIC_SEQ_CST);
-            (void) test(req);
-        }
-        nicoll_progress_posted(rings);
+        nicoll_progress_posted(NULL == t->ucx && NULL != t->shm);
     }
     return OMPI_SUCCESS;
 }

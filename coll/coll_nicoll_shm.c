@@ -99,7 +99,6 @@ struct nicoll_shm {
     size_t copy_bytes;
     nicoll_shm_bell_t *bells; /* [size] every rank's doorbell */
     bool *may_sleep;       /* [size] whether the rank runs a progress thread, which may sleep */
-    bool dozing;           /* our thread said it sleeps (nicoll_shm_doze) */
 };
 
 /* After a packet into `place`'s ring, or a slot of its freed: wakes its thread if it sleeps.
@@ -117,12 +116,14 @@ static inline void ring_bell(const nicoll_shm_t *s, int place)
     }
 }
 
-void nicoll_shm_doze(nicoll_shm_t *s, bool sleeping)
+void nicoll_shm_sleeping(nicoll_shm_t *s, bool sleeping)
 {
-    if (sleeping != s->dozing) {
-        __atomic_store_n(&s->bells[s->rank].sleeping, sleeping, __ATOMIC_RELAXED);
-        s->dozing = sleeping;
-    }
+    __atomic_store_n(&s->bells[s->rank].sleeping, sleeping, __ATOMIC_RELAXED);
+}
+
+uint32_t *nicoll_shm_bell(nicoll_shm_t *s)
+{
+    return &s->bells[s->rank].rung;
 }
 
 static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
@@ -334,18 +335,12 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         unmap(s);
         s = NULL;
     }
-    if (NULL != s) {
-        nicoll_lock();
-        nicoll_progress_watch(&s->bells[s->rank].rung, true);
-        nicoll_unlock();
-    }
     return s;
 }
 
 void nicoll_shm_fini(nicoll_shm_t *s)
 {
     if (NULL != s) {
-        nicoll_progress_watch(&s->bells[s->rank].rung, false); /* (under the lock) */
         unmap(s);
     }
 }

@@ -340,6 +340,11 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     }
     t->starting = false;
     free(order);
+    if (NICSIM_OK == t->error && NULL != t->group && NULL != t->shm && 0 == t->pml_peers) {
+        nicoll_lock(); /* the progress thread takes the packets that come before their call */
+        nicoll_progress_watch(t, true);
+        nicoll_unlock();
+    }
     return t->error;
 }
 
@@ -361,6 +366,7 @@ bool nicoll_declined(nicoll_module_t *m)
 
 void nicoll_transport_fini(nicoll_transport_t *t)
 {
+    nicoll_progress_watch(t, false); /* (under the lock) */
     /* A collective completes only once its packets are handed over, so what the engine may
      * still queue are credit returns, which go to the PML's and UCX's peers only. Both take
      * them. */

@@ -23,6 +23,14 @@
  * starting the collective, in MPI_Test and in MPI_Wait. All are means over ranks of per-rank
  * means; "Median(us)" is the median of the slowest rank's pure-communication time.
  *
+ * --skew US: each rank in turn enters every call US microseconds late (asleep, after the
+ * separator), as an application's process that is descheduled or busy elsewhere. One row per
+ * size and late rank: "On-time(us)", the median over the iterations of the slowest on-time rank's
+ * time (start to completion, MPI_Wait included); "Late(us)", the late rank's own; "Host CPU(us)",
+ * the CPU time of the calling thread per call (CLOCK_THREAD_CPUTIME_ID), and "Other CPU(us)", the
+ * CPU time of the process's other threads (nicoll's progress thread) per iteration, both means
+ * over the on-time ranks. A late broadcast root delays every rank by the skew, whatever runs it.
+ *
  * Size is the bytes each rank contributes (MPI_CHAR): the root's message for bcast, each rank's
  * block for allgather. The last line says how many of the benchmarked calls the nicoll
  * component ran on rank 0 (its MPI_T counter coll_nicoll_<collective>_calls).
@@ -32,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nicoll_pvar.h"
 
@@ -51,7 +60,9 @@ static struct {
     long sizes[MAX_SIZES];
     int nsizes; /* from --sizes, else powers of two from min to max */
     int iterations, warmup, full, test_calls, osu;
-} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0};
+    long skew;          /* --skew: microseconds one rank is late, 0 for none */
+    int iterations_set; /* -i or -x given */
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0};
 
 static int rank, size;
 static char *sendbuf, *recvbuf;
@@ -68,6 +79,9 @@ static const char usage_text[] =
     "  -t, --num-test-calls N  MPI_Test calls during the compute (nonblocking; default 0)\n"
     "  --osu                 MPI_Barrier between iterations, as OSU's loop (default: a one-int\n"
     "                        MPI_Allreduce, which nicoll does not run)\n"
+    "  --skew US             each rank in turn enters each call US microseconds late, asleep;\n"
+    "                        per late rank: the slowest on-time rank's median time and the CPU\n"
+    "                        time per call (default iterations then 100, warmup 10)\n"
     "  -h, --help            this text\n";
 
 static int compare_doubles(const void *a, const void *b)
@@ -129,6 +143,13 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
                 return -1;
             }
             *target = (int) x;
+            opt.iterations_set |= &opt.test_calls != target;
+        } else if (0 == strcmp(a, "--skew")) {
+            if (!parse_long(v, 1, 10000000, &opt.skew)) {
+                snprintf(why, n, "%s %s: expected microseconds in 1..10000000", a,
+                         v ? v : "(missing)");
+                return -1;
+            }
         } else if (0 == strcmp(a, "-m") || 0 == strcmp(a, "--message-size")) {
             char copy[64];
             snprintf(copy, sizeof copy, "%s", v ? v : "");
@@ -266,6 +287,52 @@ static long bench_blocking(long bytes, int iterations, int warmup, double *times
     return warmup + iterations;
 }
 
+static double cpu_seconds(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (double) t.tv_sec + 1e-9 * (double) t.tv_nsec;
+}
+
+/* The rows of --skew for one size, a row per late rank; returns the calls made. */
+static long bench_skew(long bytes, int iterations, int warmup, double *times, double *slowest)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    const struct timespec skew = {opt.skew / 1000000, 1000 * (opt.skew % 1000000)};
+    for (int late = 0; late < size; ++late) {
+        double host = 0.0, all = 0.0;
+        for (int i = -warmup; i < iterations; ++i) {
+            separate();
+            if (rank == late) nanosleep(&skew, NULL);
+            const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+            const double all0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+            const double t0 = MPI_Wtime();
+            start(bytes, &req);
+            if (nonblocking()) MPI_Wait(&req, MPI_STATUS_IGNORE);
+            const double t = (MPI_Wtime() - t0) * 1e6;
+            if (i < 0) continue;
+            /* (the late rank's own time, negated, so that the slowest on-time rank is the max) */
+            times[i] = rank == late ? -t : t;
+            host += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+            all += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - all0;
+        }
+        double on_time = median_of_slowest(times, slowest, iterations);
+        for (int i = 0; i < iterations; ++i) times[i] = -times[i];
+        double own = median_of_slowest(times, slowest, iterations); /* the late rank's */
+        double cpu[2] = {rank == late ? 0.0 : 1e6 * host / iterations,
+                         rank == late ? 0.0 : 1e6 * (all - host) / iterations};
+        double sum[2];
+        MPI_Reduce(cpu, sum, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (0 == rank) {
+            print_size(bytes);
+            printf("%*d%*.2f%*.2f%*.2f%*.2f\n", FIELD, late, FIELD, on_time, FIELD, own, FIELD,
+                   sum[0] / (size - 1), FIELD, sum[1] / (size - 1));
+            fflush(stdout);
+        }
+    }
+    return (long) size * (warmup + iterations);
+}
+
 /* One row of a nonblocking collective's table; returns the calls made. */
 static long bench_nonblocking(long bytes, int iterations, int warmup, double *times,
                               double *slowest)
@@ -326,6 +393,16 @@ static void print_header(void)
     printf("# nicoll-bench %s: %s, %d ranks\n", names[opt.coll], mpi_names[opt.coll], size);
     if (nonblocking()) {
         printf("# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n");
+    }
+    if (opt.skew > 0) {
+        printf("# one rank %ld us late (asleep) before each call, each rank in turn; On-time: "
+               "median of the slowest on-time rank's time; Late: the late rank's; CPU per call: "
+               "the calling thread's, the other threads'\n\n", opt.skew);
+        printf("%-10s%*s%*s%*s%*s%*s\n", BARRIER != base() ? "# Size" : "#", FIELD, "Late rank",
+               FIELD, "On-time(us)", FIELD, "Late(us)", FIELD, "Host CPU(us)", FIELD,
+               "Other CPU(us)");
+        fflush(stdout);
+        return;
     }
     printf("# Median(us): median over the iterations of the slowest rank's %stime\n\n",
            nonblocking() ? "pure communication " : "");
@@ -412,9 +489,14 @@ int main(int argc, char **argv)
         int large = sizes[i] > LARGE_MESSAGE;
         int iterations = large ? (opt.iterations + 9) / 10 : opt.iterations;
         int warmup = large ? (opt.warmup + 9) / 10 : opt.warmup;
+        if (opt.skew > 0 && !opt.iterations_set) {
+            iterations = 100;
+            warmup = 10;
+        }
         if (!opt.osu || BARRIER != opt.coll) separate(); /* (else a barrier the counter sees) */
-        calls += nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest)
-                               : bench_blocking(sizes[i], iterations, warmup, times, slowest);
+        calls += opt.skew > 0   ? bench_skew(sizes[i], iterations, warmup, times, slowest)
+                 : nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest)
+                                 : bench_blocking(sizes[i], iterations, warmup, times, slowest);
     }
 
     if (counted) {

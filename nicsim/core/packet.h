@@ -42,6 +42,15 @@ constexpr std::uint16_t kLastPacket = 1;  // the last packet of its message
 constexpr std::uint16_t kDeadlockFlag = 2;
 // On an abort: the sender's group is broken (a transport error), not only collective `seq`.
 constexpr std::uint16_t kGroupBroken = 4;
+// On a broadcast's packet: its tree is named in the flags, the shape's index in
+// plan::tree_shapes() in kTreeShapeBits and its k (0 for a shape without one) in kTreeKBits,
+// so that a rank whose host has not posted the broadcast yet can forward it (nic/agent.h). Not
+// on the packets of a tree a driver laid (the modeled network's).
+constexpr std::uint16_t kTreeNamed = 8;
+constexpr std::uint16_t kTreeShapeBits = 0x70;  // bits 4-6
+constexpr std::uint16_t kTreeKBits = 0xff00;     // bits 8-15
+// Never on the wire: an early packet the agent has already forwarded (nic/agent.h).
+constexpr std::uint16_t kForwardedEarly = 0x80;
 
 struct PacketHeader {
     static constexpr std::uint16_t kMagic = 0x4e43;  // "NC"

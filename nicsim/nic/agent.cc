@@ -1,6 +1,8 @@
 #include "nic/agent.h"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <new>
 #include <numeric>
 #include <stdexcept>
@@ -110,11 +112,17 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
         return Status::invalid;
     }
     if (!shape.takes_k) k = 0;
-    return post_bcast(tree(shape, k, root), bytes, mtu, message, seq);
+    const auto index = static_cast<std::size_t>(&shape - plan::tree_shapes().data());
+    return post_bcast(tree(shape, k, root), bytes, mtu, message, seq, tree_flags(index, k));
 }
 
 Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                          std::span<std::byte> message, Seq* seq) {
+    return post_bcast(tree, bytes, mtu, message, seq, 0);
+}
+
+Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
+                         std::span<std::byte> message, Seq* seq, std::uint16_t named) {
     if (tree.children.size() != static_cast<std::size_t>(size_) ||
         tree.parent.size() != static_cast<std::size_t>(size_) || tree.root < 0 ||
         tree.root >= size_ || mtu == 0 || (!message.empty() && message.size() != bytes) ||
@@ -122,7 +130,7 @@ Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint3
         return Status::invalid;
     }
     return start(make_op<BcastOp>(next_seq_, rank_, tree, bytes, mtu, message, *nic_, stats_,
-                                  host_feeds_root_),
+                                  host_feeds_root_, named),
                  seq);
 }
 
@@ -224,6 +232,9 @@ Agent::Slot* Agent::find(Seq seq) {
 
 void Agent::forget(Seq seq) {
     std::optional<Slot>& slot = ops_[seq - ops_first_];
+    if (nic_->queued() != 0) {
+        for (auto& payload : slot->forwarded) retired_forwarded_.push_back(std::move(payload));
+    }
     if (slot->allgather != nullptr) {
         slot->allgather->forgotten();
         idle_allgather_.reset(slot->allgather);  // ends the one kept before
@@ -239,6 +250,7 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
         ++ops_first_;
     }
     if (ops_.empty()) ops_first_ = next_seq_;
+    if (!retired_forwarded_.empty() && nic_->queued() == 0) retired_forwarded_.clear();
     // The op's first packets leave before its slot is filled in, which then cannot fail: on
     // the way from the host's call to the wire there is only the op's own work.
     ops_.reserve_one();
@@ -266,8 +278,15 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
         // The host copies the early payloads out of the channel.
         std::vector<EarlyPacket> packets = std::move(early->second);
         early_.erase(early);
-        for (const EarlyPacket& p : packets) {
-            feed(slot, p.src, p.header, channels_.read(s, p.payload));
+        for (EarlyPacket& p : packets) {
+            std::span<const std::byte> payload;
+            if (p.forwarded) {
+                payload = {p.forwarded.get(), p.payload.length};
+                slot.forwarded.push_back(std::move(p.forwarded));
+            } else {
+                payload = channels_.read(s, p.payload);
+            }
+            feed(slot, p.src, p.header, payload);
         }
         channels_.drop(s);
     }
@@ -301,13 +320,39 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
     if (!is_future(header.seq)) return Status::protocol;  // its collective is long over
     // A NACK for a collective not posted here asks for a packet that leaves once it is.
     if (header.kind == PacketKind::nack) return Status::ok;
+    if (const plan::Tree* t = named_tree_of(src, header); t != nullptr) {
+        // Forwarded now, from a copy of the agent's own that lives until the broadcast is over.
+        EarlyPacket p{src, header, {0, payload.size()}, nullptr};
+        p.forwarded = std::make_unique_for_overwrite<std::byte[]>(payload.size());
+        if (!payload.empty()) std::memcpy(p.forwarded.get(), payload.data(), payload.size());
+        const Status s =
+            nic_->forward(nic_->route(t->children[rank_]), header, {p.forwarded.get(), payload.size()});
+        if (failed(s)) return s;
+        ++stats_.forwarded;
+        p.header.flags |= kForwardedEarly;
+        early_[header.seq].push_back(std::move(p));
+        return Status::ok;
+    }
     const auto kept = channels_.store(header.seq, header.payload_bytes, payload);
     if (!kept) {
         ++stats_.early_dropped;  // its collective asks for it again once posted
         return Status::ok;
     }
-    early_[header.seq].push_back({src, header, *kept});
+    early_[header.seq].push_back({src, header, *kept, nullptr});
     return Status::ok;
+}
+
+const plan::Tree* Agent::named_tree_of(Rank src, const PacketHeader& header) {
+    std::size_t shape = 0;
+    int k = 0;
+    if (header.kind != PacketKind::bcast || failed(broken_) ||
+        !named_tree(header.flags, &shape, &k) || shape >= plan::tree_shapes().size() ||
+        header.origin < 0 || header.origin >= size_ ||
+        (plan::tree_shapes()[shape].takes_k ? k < 1 : k != 0)) {
+        return nullptr;
+    }
+    const plan::Tree& t = tree(plan::tree_shapes()[shape], k, header.origin);
+    return t.parent[rank_] == src && !t.children[rank_].empty() ? &t : nullptr;
 }
 
 Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,

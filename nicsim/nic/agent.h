@@ -1,6 +1,9 @@
 // The NIC agent of one rank in one group: numbers collectives in call order, routes each arriving
 // packet to its collective, and keeps packets that arrive before their collective is posted
-// (their payloads in the global collective channels). Its packets come and go through LFC's NIC
+// (their payloads in the global collective channels). A broadcast's packet that names its tree
+// goes on to this rank's children at once even then, as LFC's NICs forward multicast packets
+// their hosts have not asked for (Bhoedjang et al. §3): a late host does not hold up its
+// subtree. Its packets come and go through LFC's NIC
 // (nic.h): the one send path, with its flow control, of both fabrics.
 #pragma once
 
@@ -207,11 +210,17 @@ private:
         Status status = Status::in_progress;
         bool released = false;
         bool aborted_here = false;  // failed here and given up: done once the aborts left
+        // The payloads of its packets forwarded before it was posted, which the NIC may still
+        // send from: kept until it is forgotten.
+        std::vector<std::unique_ptr<std::byte[]>> forwarded;
     };
     struct EarlyPacket {
         Rank src;
         PacketHeader header;
         Channels::Slice payload;
+        // A packet forwarded on arrival: its payload (payload.length bytes) is here, not in the
+        // channels, where the NIC sends it from.
+        std::unique_ptr<std::byte[]> forwarded;
     };
 
     // The NIC hands this host the collectives' packets as they arrive, and, on the agent's own
@@ -247,6 +256,11 @@ private:
     void forget(Seq seq);
     const plan::Tree& tree(const plan::TreeShape& shape, int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    // The tree a broadcast's early packet from `src` names, where this rank forwards it: null
+    // when it names none, `src` is not this rank's parent in it, or this rank has no children.
+    const plan::Tree* named_tree_of(Rank src, const PacketHeader& header);
+    Status post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
+                      std::span<std::byte> message, Seq* seq, std::uint16_t named);
     Status feed(Slot& slot, Rank src, const PacketHeader& header,
                 std::span<const std::byte> payload);
     void settle(Seq seq, Slot& slot, Status s);
@@ -280,6 +294,8 @@ private:
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
+    // Forwarded payloads of collectives forgotten while the NIC still held packets.
+    std::vector<std::unique_ptr<std::byte[]>> retired_forwarded_;
     Status broken_ = Status::ok;  // fail(): the group is broken, with this
     // Collectives aborted lately (given up here or at a peer), whose packets are dropped:
     // the last kRememberedAborts of them.

@@ -4,8 +4,21 @@
 
 namespace nicsim::nic {
 
+std::uint16_t tree_flags(std::size_t shape, int k) {
+    if (k < 0 || k > 255 || shape > (kTreeShapeBits >> 4)) return 0;
+    return static_cast<std::uint16_t>(kTreeNamed | (shape << 4) | (static_cast<unsigned>(k) << 8));
+}
+
+bool named_tree(std::uint16_t flags, std::size_t* shape, int* k) {
+    if ((flags & kTreeNamed) == 0) return false;
+    *shape = (flags & kTreeShapeBits) >> 4;
+    *k = (flags & kTreeKBits) >> 8;
+    return true;
+}
+
 BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-                 std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed)
+                 std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed,
+                 std::uint16_t named)
     : packets_(packet_count(bytes, mtu)),
       bytes_(bytes),
       mtu_(mtu),
@@ -14,6 +27,7 @@ BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes
       rank_(rank),
       seq_(seq),
       host_fed_(host_fed),
+      named_(named),
       nic_(nic),
       stats_(stats),
       message_(message),
@@ -59,7 +73,7 @@ Status BcastOp::on_packet(Rank src, const PacketHeader& header,
     if (!message_.empty() && !payload.empty() && payload.data() != message_.data() + offset) {
         std::memcpy(message_.data() + offset, payload.data(), length);
     }
-    if (!children_.empty()) {
+    if (!children_.empty() && (header.flags & kForwardedEarly) == 0) {
         const auto placed = message_.empty() ? std::span<const std::byte>{}
                                              : message_.subspan(offset, length);
         if (const Status s = nic_.forward(children_, header, placed); failed(s)) {
@@ -76,7 +90,7 @@ PacketHeader BcastOp::packet_header(std::uint64_t index) const {
     h.seq = seq_;
     h.step = static_cast<std::uint32_t>(index);
     h.origin = root_;
-    h.flags = index + 1 == packets_ ? kLastPacket : 0;
+    h.flags = named_ | (index + 1 == packets_ ? kLastPacket : 0);
     h.payload_bytes =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - index * mtu_));
     return h;

@@ -14,9 +14,11 @@
 // payloads and headers that announce the bytes they would carry.
 //
 // Packet encoding: kind bcast, seq the collective, step the packet's index, origin the root,
-// flags kLastPacket on the last; payload bytes [step * mtu, min(bytes, (step + 1) * mtu)) of the
-// message. An empty message is one packet without payload. A rank takes packets only from its
-// parent and in order, as every fabric delivers one sender's packets.
+// flags kLastPacket on the last and the tree's name (tree_flags()) where the op has one; payload
+// bytes [step * mtu, min(bytes, (step + 1) * mtu)) of the message. An empty message is one
+// packet without payload. A rank takes packets only from its parent and in order, as every
+// fabric delivers one sender's packets. A packet flagged kForwardedEarly (the agent forwarded it
+// before the host posted the broadcast) is placed, not forwarded again.
 #pragma once
 
 #include <cstdint>
@@ -31,13 +33,21 @@ namespace nicsim::nic {
 // The encoding's limit: the packet index is 32 bits.
 constexpr std::uint64_t kBcastMaxPackets = std::uint64_t{1} << 32;
 
+// The flags that name the tree of shape `shape` (its index in plan::tree_shapes()) and `k` on a
+// broadcast's packets, or 0 where they cannot (k over 255).
+std::uint16_t tree_flags(std::size_t shape, int k);
+// The tree a packet's flags name: the shape's index and k; false when they name none.
+bool named_tree(std::uint16_t flags, std::size_t* shape, int* k);
+
 class BcastOp final : public Operation {
 public:
     // `tree` spans the group and is labelled with ranks; `message` is empty or
     // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets. `host_fed`: the
     // root's packets leave as the host supplies them, none at start().
+    // `named`: tree_flags() of the tree, or 0.
     BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-            std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed = false);
+            std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed = false,
+            std::uint16_t named = 0);
 
     Status start() override;
     Status supply() override;
@@ -64,6 +74,7 @@ private:
     Rank rank_;
     Seq seq_;
     bool host_fed_;
+    std::uint16_t named_;
     Nic& nic_;
     CollectiveStats& stats_;
     std::span<std::byte> message_;
