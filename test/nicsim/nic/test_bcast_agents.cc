@@ -226,5 +226,83 @@ TEST(BcastAgents, EveryRankGetsEveryByteWithAnyCreditsAndInterleaving) {
                 failures, told);
 }
 
+// A late host does not hold up its subtree: a broadcast's packets name their tree, so the agent
+// of a rank whose host has not posted the broadcast forwards them on arrival, from a copy of its
+// own, and places them once its host posts. Over a tree a driver laid (unnamed), the subtree
+// waits for the host, as before.
+TEST(BcastAgents, ARankForwardsBeforeItsHostPosts) {
+    const plan::TreeShape* binomial = plan::find_tree_shape("binomial");
+    for (const bool named : {true, false}) {
+        const Rank size = 8;
+        std::mt19937 rng(7);
+        FifoNetwork net;
+        std::deque<FifoFabric> fabrics;
+        std::deque<Agent> agents;
+        for (Rank r = 0; r < size; ++r) fabrics.emplace_back(net, r, rng);
+        for (Rank r = 0; r < size; ++r) {
+            AgentConfig config;
+            config.channels.unbounded = true;
+            config.nic.credits = 2;  // a window smaller than the message: forwards wait too
+            agents.emplace_back(r, size, fabrics[r], config);
+        }
+        const plan::Tree tree = binomial->build(size, 0);  // rank order: 4 forwards to 5 and 6
+        const Rank late = 4;
+        ASSERT_FALSE(tree.children[late].empty());
+        const Collective c{true, binomial, 0, 0, nullptr, 1000, 100};
+        std::vector<std::vector<std::byte>> buffers(size);
+        std::vector<Seq> seqs(size);
+        auto post = [&](Rank r) {
+            buffers[r] = initial(c, 0, r, size);
+            const Status s = named ? agents[r].post_bcast(*c.shape, 0, c.root, c.bytes, c.mtu,
+                                                          buffers[r], &seqs[r])
+                                   : agents[r].post_bcast(tree, c.bytes, c.mtu, buffers[r], &seqs[r]);
+            ASSERT_EQ(s, Status::ok);
+        };
+        // Everything moves, the late host excepted, until nothing more can.
+        auto run = [&] {
+            for (long step = 0; step < 1'000'000; ++step) {
+                bool moved = false;
+                for (auto& [link, q] : net.links) {
+                    if (q.empty()) continue;
+                    std::vector<std::byte> bytes = std::move(q.front());
+                    q.pop_front();
+                    ASSERT_EQ(agents[link.second].deliver(link.first, bytes), Status::ok);
+                    moved = true;
+                }
+                for (Rank r = 0; r < size; ++r) moved |= agents[r].progress() == Status::in_progress;
+                if (!moved) return;
+            }
+            FAIL() << "no end";
+        };
+        for (Rank r = 0; r < size; ++r) {
+            if (r != late) post(r);
+        }
+        run();
+        const std::vector<std::byte> want = expected(c, 0, size);
+        for (Rank r = 0; r < size; ++r) {
+            if (r == late) continue;
+            bool below = false;  // in the late rank's subtree
+            for (Rank a = tree.parent[r]; a >= 0 && !below; a = tree.parent[a]) below = a == late;
+            if (named || !below) {
+                EXPECT_EQ(agents[r].test(seqs[r]), Status::ok) << "rank " << r;
+                EXPECT_EQ(buffers[r], want) << "rank " << r;
+            } else {
+                EXPECT_EQ(agents[r].test(seqs[r]), Status::in_progress) << "rank " << r;
+            }
+        }
+        EXPECT_EQ(agents[late].stats().forwarded, named ? 10u : 0u);  // packets, each to its children
+        post(late);
+        run();
+        for (Rank r = 0; r < size; ++r) {
+            EXPECT_EQ(agents[r].test(seqs[r]), Status::ok) << "rank " << r << (named ? "" : " unnamed");
+            EXPECT_EQ(buffers[r], want) << "rank " << r;
+            agents[r].release(seqs[r]);
+            EXPECT_EQ(agents[r].active(), 0u);
+            EXPECT_EQ(agents[r].early_packets(), 0u);
+        }
+        EXPECT_EQ(agents[late].stats().forwarded, 10u);
+    }
+}
+
 }  // namespace
 }  // namespace nicsim::nic
