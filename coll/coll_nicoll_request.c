@@ -180,7 +180,7 @@ static void post_deferred(nicoll_transport_t *t)
 nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
-    if (nicoll_locking && req->coll >= NICOLL_IBARRIER && thread_may_progress(req)) {
+    if (nicoll_thread_posts && req->coll >= NICOLL_IBARRIER && thread_may_progress(req)) {
         req->post = *p;
         req->deferred = true;
         ++t->deferred;
@@ -222,6 +222,15 @@ unsigned long long nicoll_packets_moved(void)
            mca_coll_nicoll_component.stats.packets_received;
 }
 
+/* The request's communication is over (or failed) with no MPI call of the process's after its
+ * start: the progress thread did it, or it was over once posted (its peers' packets had come,
+ * and the thread had taken them). The caller's next MPI call completes it. */
+static void offloaded(nicoll_request_t *req)
+{
+    req->offloaded = true;
+    ++mca_coll_nicoll_component.stats.offloaded;
+}
+
 bool nicoll_requests_advance(void)
 {
     bool pending = false;
@@ -232,8 +241,7 @@ bool nicoll_requests_advance(void)
         if (NICSIM_IN_PROGRESS == test(req)) {
             pending = true;
         } else {
-            req->offloaded = true; /* complete, or failed: the caller's callback finishes it */
-            ++mca_coll_nicoll_component.stats.offloaded;
+            offloaded(req);
         }
     }
     return pending;
@@ -365,7 +373,10 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     }
     *active_tail = req;
     active_tail = &req->next;
-    if (thread_may_progress(req)) {
+    if (thread_may_progress(req) && nicoll_locking) {
+        if (!nicoll_thread_posts && NICSIM_IN_PROGRESS != test(req)) {
+            offloaded(req);
+        }
         nicoll_progress_posted(NULL == t->ucx && NULL != t->shm);
     }
     return OMPI_SUCCESS;
