@@ -128,7 +128,11 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
 
 /* Asks the engine about the request, only when packets moved since it last answered (its answer
  * cannot change otherwise): NICSIM_OK once it is done, NICSIM_IN_PROGRESS, or its error. */
-static nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
+/* (ask(), test() and engine_post() are inlined: they are the hot path of every collective, and
+ * are called from several places.) */
+#define NICOLL_HOT static inline __attribute__((always_inline))
+
+NICOLL_HOT nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
 {
     if (NICSIM_IN_PROGRESS == req->engine_status && req->asked_at != t->events) {
         req->asked_at = t->events;
@@ -144,7 +148,7 @@ static bool thread_may_progress(const nicoll_request_t *req)
     return 0 == req->module->transport.pml_peers;
 }
 
-static nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
+NICOLL_HOT nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
                                    nicsim_request_t **engine)
 {
     switch (p->coll) {
@@ -193,7 +197,7 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
  * the collective's buffer in place has left. A request the engine completed at posting (a
  * broadcast's root whose packets all left) is done without polling the transport. */
-static nicsim_status_t test(nicoll_request_t *req)
+NICOLL_HOT nicsim_status_t test(nicoll_request_t *req)
 {
     nicoll_transport_t *t = &req->module->transport;
     if (req->deferred) {
@@ -345,7 +349,9 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
          * (docs/measurements.md: small broadcasts on emulated nodes 0.52-0.95 times coll/tuned's
          * time against 0.95-1.50 polling 16 rounds per yield). */
         const unsigned every = t->pml_peers > 0 || NULL != t->ucx ? 1 : NICOLL_POLLS_PER_PROGRESS;
-        nicoll_progress_caller_polls(t, true);
+        if (nicoll_locking) {
+            nicoll_progress_caller_polls(t, true);
+        }
         nicsim_status_t s;
         for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
             nicoll_release_retired(t); /* while the packets are on their way */
@@ -356,7 +362,9 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
                 left = every;
             }
         }
-        nicoll_progress_caller_polls(t, false);
+        if (nicoll_locking) {
+            nicoll_progress_caller_polls(t, false);
+        }
         s = finish(req, s, true);
         return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
     }

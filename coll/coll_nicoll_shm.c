@@ -99,6 +99,7 @@ struct nicoll_shm {
     size_t copy_bytes;
     nicoll_shm_bell_t *bells; /* [size] every rank's doorbell */
     bool *may_sleep;       /* [size] whether the rank runs a progress thread, which may sleep */
+    bool any_may_sleep;    /* whether any does: else no bell is ever rung */
 };
 
 /* After a packet into `place`'s ring, or a slot of its freed: wakes its thread if it sleeps.
@@ -106,7 +107,7 @@ struct nicoll_shm {
  * before its last look at the rings: one of the two sees the other.) */
 static inline void ring_bell(const nicoll_shm_t *s, int place)
 {
-    if (s->may_sleep[place]) {
+    if (s->any_may_sleep && s->may_sleep[place]) {
         nicoll_shm_bell_t *b = &s->bells[place];
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         if (__atomic_load_n(&b->sleeping, __ATOMIC_RELAXED)) {
@@ -303,6 +304,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         for (int i = 0; i < size; ++i) {
             s->pids[i] = (pid_t) hello[s->local[i]].pid;
             s->may_sleep[i] = 0 != hello[s->local[i]].thread;
+            s->any_may_sleep |= s->may_sleep[i];
         }
         const int peer = (s->rank + 1) % size;
         uint64_t word = 0;

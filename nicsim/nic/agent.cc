@@ -82,11 +82,8 @@ Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     return start(make_op<BarrierOp>(next_seq_, *steps, *nic_), seq);
 }
 
-const plan::Tree& Agent::tree(const plan::TreeShape& shape, int k, Rank root) {
-    const auto index = static_cast<std::uint64_t>(&shape - plan::tree_shapes().data());
-    const std::uint64_t key =
-        (index << 56) | (static_cast<std::uint64_t>(k) << 32) | static_cast<std::uint32_t>(root);
-    if (last_tree_ != nullptr && last_key_ == key) return *last_tree_;
+const plan::Tree& Agent::build_tree(const plan::TreeShape& shape, std::uint64_t key, int k,
+                                    Rank root) {
     auto it = trees_.find(key);
     if (it == trees_.end()) {
         // The locality order turned to start at the root (plan::rotate_to, as the model lays
@@ -113,7 +110,7 @@ Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::ui
     }
     if (!shape.takes_k) k = 0;
     const auto index = static_cast<std::size_t>(&shape - plan::tree_shapes().data());
-    return post_bcast(tree(shape, k, root), bytes, mtu, message, seq, tree_flags(index, k));
+    return post_bcast(tree(shape, index, k, root), bytes, mtu, message, seq, tree_flags(index, k));
 }
 
 Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
@@ -232,9 +229,6 @@ Agent::Slot* Agent::find(Seq seq) {
 
 void Agent::forget(Seq seq) {
     std::optional<Slot>& slot = ops_[seq - ops_first_];
-    if (nic_->queued() != 0) {
-        for (auto& payload : slot->forwarded) retired_forwarded_.push_back(std::move(payload));
-    }
     if (slot->allgather != nullptr) {
         slot->allgather->forgotten();
         idle_allgather_.reset(slot->allgather);  // ends the one kept before
@@ -242,6 +236,12 @@ void Agent::forget(Seq seq) {
     }
     slot.reset();
     --live_;
+    if (!forwarded_.empty()) drop_forwarded();
+}
+
+void Agent::drop_forwarded() {
+    if (nic_->queued() != 0) return;
+    std::erase_if(forwarded_, [&](const auto& f) { return !is_future(f.first) && find(f.first) == nullptr; });
 }
 
 Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
@@ -250,7 +250,7 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
         ++ops_first_;
     }
     if (ops_.empty()) ops_first_ = next_seq_;
-    if (!retired_forwarded_.empty() && nic_->queued() == 0) retired_forwarded_.clear();
+    if (!forwarded_.empty()) drop_forwarded();
     // The op's first packets leave before its slot is filled in, which then cannot fail: on
     // the way from the host's call to the wire there is only the op's own work.
     ops_.reserve_one();
@@ -282,7 +282,7 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
             std::span<const std::byte> payload;
             if (p.forwarded) {
                 payload = {p.forwarded.get(), p.payload.length};
-                slot.forwarded.push_back(std::move(p.forwarded));
+                forwarded_.emplace_back(s, std::move(p.forwarded));
             } else {
                 payload = channels_.read(s, p.payload);
             }
@@ -351,7 +351,7 @@ const plan::Tree* Agent::named_tree_of(Rank src, const PacketHeader& header) {
         (plan::tree_shapes()[shape].takes_k ? k < 1 : k != 0)) {
         return nullptr;
     }
-    const plan::Tree& t = tree(plan::tree_shapes()[shape], k, header.origin);
+    const plan::Tree& t = tree(plan::tree_shapes()[shape], shape, k, header.origin);
     return t.parent[rank_] == src && !t.children[rank_].empty() ? &t : nullptr;
 }
 

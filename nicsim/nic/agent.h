@@ -210,9 +210,6 @@ private:
         Status status = Status::in_progress;
         bool released = false;
         bool aborted_here = false;  // failed here and given up: done once the aborts left
-        // The payloads of its packets forwarded before it was posted, which the NIC may still
-        // send from: kept until it is forgotten.
-        std::vector<std::unique_ptr<std::byte[]>> forwarded;
     };
     struct EarlyPacket {
         Rank src;
@@ -254,7 +251,17 @@ private:
     Slot* find(Seq seq);
     const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
     void forget(Seq seq);
-    const plan::Tree& tree(const plan::TreeShape& shape, int k, Rank root);
+    void drop_forwarded();
+    // The tree of `shape` (at `index` in plan::tree_shapes()), k and root: built once each, the
+    // last one asked for at hand.
+    const plan::Tree& tree(const plan::TreeShape& shape, std::size_t index, int k, Rank root) {
+        const std::uint64_t key = (std::uint64_t{index} << 56) |
+                                  (static_cast<std::uint64_t>(k) << 32) |
+                                  static_cast<std::uint32_t>(root);
+        if (last_tree_ != nullptr && last_key_ == key) [[likely]] return *last_tree_;
+        return build_tree(shape, key, k, root);
+    }
+    const plan::Tree& build_tree(const plan::TreeShape& shape, std::uint64_t key, int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
     // The tree a broadcast's early packet from `src` names, where this rank forwards it: null
     // when it names none, `src` is not this rank's parent in it, or this rank has no children.
@@ -294,8 +301,10 @@ private:
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
-    // Forwarded payloads of collectives forgotten while the NIC still held packets.
-    std::vector<std::unique_ptr<std::byte[]>> retired_forwarded_;
+    // The payloads of packets forwarded before their collective was posted, by collective, which
+    // the NIC may send from until it has let them go: kept until their collective is forgotten
+    // and the NIC holds no packet (drop_forwarded()).
+    std::vector<std::pair<Seq, std::unique_ptr<std::byte[]>>> forwarded_;
     Status broken_ = Status::ok;  // fail(): the group is broken, with this
     // Collectives aborted lately (given up here or at a peer), whose packets are dropped:
     // the last kRememberedAborts of them.
