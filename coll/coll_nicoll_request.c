@@ -126,12 +126,12 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
     return s;
 }
 
-/* Asks the engine about the request, only when packets moved since it last answered (its answer
- * cannot change otherwise): NICSIM_OK once it is done, NICSIM_IN_PROGRESS, or its error. */
 /* (ask(), test() and engine_post() are inlined: they are the hot path of every collective, and
  * are called from several places.) */
 #define NICOLL_HOT static inline __attribute__((always_inline))
 
+/* Asks the engine about the request, only when packets moved since it last answered (its answer
+ * cannot change otherwise): NICSIM_OK once it is done, NICSIM_IN_PROGRESS, or its error. */
 NICOLL_HOT nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
 {
     if (NICSIM_IN_PROGRESS == req->engine_status && req->asked_at != t->events) {
@@ -149,7 +149,7 @@ static bool thread_may_progress(const nicoll_request_t *req)
 }
 
 NICOLL_HOT nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
-                                   nicsim_request_t **engine)
+                                       nicsim_request_t **engine)
 {
     switch (p->coll) {
     case NICSIM_COLL_BARRIER:

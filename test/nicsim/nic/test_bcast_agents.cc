@@ -60,6 +60,23 @@ private:
     std::mt19937& rng_;
 };
 
+// `size` agents over one network, each with unbounded channels and what `configure` adds.
+struct Group {
+    FifoNetwork net;
+    std::deque<FifoFabric> fabrics;
+    std::deque<Agent> agents;
+    template <typename Configure>
+    Group(Rank size, std::mt19937& rng, Configure configure) {
+        for (Rank r = 0; r < size; ++r) fabrics.emplace_back(net, r, rng);
+        for (Rank r = 0; r < size; ++r) {
+            AgentConfig config;
+            config.channels.unbounded = true;
+            configure(r, config);
+            agents.emplace_back(r, size, fabrics[r], config);
+        }
+    }
+};
+
 // One collective every rank posts: a broadcast or an allgather.
 struct Collective {
     bool bcast;
@@ -128,20 +145,15 @@ TEST(BcastAgents, EveryRankGetsEveryByteWithAnyCreditsAndInterleaving) {
             plan.push_back(c);
         }
 
-        FifoNetwork net;
-        std::deque<FifoFabric> fabrics;
-        std::deque<Agent> agents;
-        for (Rank r = 0; r < size; ++r) fabrics.emplace_back(net, r, rng);
-        for (Rank r = 0; r < size; ++r) {
-            AgentConfig config;
-            config.channels.unbounded = true;
+        Group group(size, rng, [&](Rank r, AgentConfig& config) {
             config.nic.credits = credits;
             for (Rank p = 0; mixed && p < size; ++p) config.peer_credits.push_back(window_between(r, p));
             // A locality order that is not rank order.
             for (Rank p = 0; p < size; ++p) config.order.push_back((p * 5 + 3) % size);
             if (std::gcd(5, size) != 1) config.order.clear();
-            agents.emplace_back(r, size, fabrics[r], config);
-        }
+        });
+        FifoNetwork& net = group.net;
+        std::deque<Agent>& agents = group.agents;
 
         struct Posted {
             int index;
@@ -235,16 +247,11 @@ TEST(BcastAgents, ARankForwardsBeforeItsHostPosts) {
     for (const bool named : {true, false}) {
         const Rank size = 8;
         std::mt19937 rng(7);
-        FifoNetwork net;
-        std::deque<FifoFabric> fabrics;
-        std::deque<Agent> agents;
-        for (Rank r = 0; r < size; ++r) fabrics.emplace_back(net, r, rng);
-        for (Rank r = 0; r < size; ++r) {
-            AgentConfig config;
-            config.channels.unbounded = true;
+        Group group(size, rng, [](Rank, AgentConfig& config) {
             config.nic.credits = 2;  // a window smaller than the message: forwards wait too
-            agents.emplace_back(r, size, fabrics[r], config);
-        }
+        });
+        FifoNetwork& net = group.net;
+        std::deque<Agent>& agents = group.agents;
         const plan::Tree tree = binomial->build(size, 0);  // rank order: 4 forwards to 5 and 6
         const Rank late = 4;
         ASSERT_FALSE(tree.children[late].empty());
