@@ -7,8 +7,9 @@
 # checks that Open MPI sees the nodes (test_coll --nodes) and that nicoll ran every collective
 # (--expect-nicoll); and, with verbose 10, that each rank reaches its peers through the fabric
 # the transport names: auto, shared memory inside the node and UCX between nodes; shm, shared
-# memory and the PML; ucx, UCX to all; pml, the PML to all. SKIPs where unshare is not allowed
-# (not root and no user namespaces).
+# memory and the PML; ucx, UCX to all; pml, the PML to all. The last two runs add the progress
+# thread (coll_nicoll_progress thread) over shared memory and UCX at once. SKIPs where unshare is
+# not allowed (not root and no user namespaces).
 . "$top_srcdir/test/lib.sh"
 
 if why=$(nodes_unavailable); then
@@ -20,14 +21,15 @@ mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# run NODES SLOTS MAP TRANSPORT PACKET CREDITS
+# run NODES SLOTS MAP TRANSPORT PACKET CREDITS [PROGRESS]
 run() {
-    label="$1x$2 by $3, transport $4, packets $5, credits $6:"
+    progress=${7:-auto}
+    label="$1x$2 by $3, transport $4, packets $5, credits $6, progress $progress:"
     started=$(date +%s)
     mpirun_nodes "$1" "$2" -np $(($1 * $2)) --map-by "$3" -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo \
         --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_verbose 10 \
         --mca coll_nicoll_transport "$4" --mca coll_nicoll_packet_size "$5" \
-        --mca coll_nicoll_credits "$6" \
+        --mca coll_nicoll_credits "$6" --mca coll_nicoll_progress "$progress" \
         "$program" --expect-nicoll --nodes "$1" --packet-size "$([ "$5" = auto ] && echo 65536 || echo "$5")" \
         --large 300000 >"$log" 2>&1 </dev/null
     status=$?
@@ -63,4 +65,6 @@ done
 run 3 2 node auto 1000 2
 run 2 3 slot auto 4096 1
 run 2 2 node ucx 65536 1
+run 2 2 slot auto auto auto thread
+run 3 2 node auto 4096 2 thread
 tap_done
