@@ -70,7 +70,8 @@ typedef struct nicoll_stats {
     unsigned long long packets_received;  /* engine packets taken from the transport */
     unsigned long long packets_forwarded; /* broadcast packets passed on as they arrived */
     unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
-    unsigned long long offloaded; /* nonblocking collectives the progress thread completed */
+    unsigned long long offloaded; /* nonblocking collectives over with no MPI call after their
+                                   * start (coll_nicoll_offloaded) */
     /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
      * algorithm index: which algorithm the tuning decisions made run */
     unsigned long long algorithm[3][NICOLL_MAX_ALGORITHMS];
@@ -383,7 +384,7 @@ typedef struct nicoll_request {
     unsigned long asked_at;    /* the transport's events when the engine was last asked */
     nicsim_status_t engine_status; /* its answer: NICSIM_OK once complete (only payloads sent
                                     * in place may be out then), or the error that failed it */
-    bool offloaded;            /* the progress thread found its communication complete */
+    bool offloaded;            /* its communication was over with no MPI call after its start */
     bool deferred;             /* `post` is the progress thread's to make: not posted yet */
     nicoll_post_t post;
     void *packed;              /* the engine's buffer when the user's is not contiguous, or NULL */

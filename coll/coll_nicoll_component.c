@@ -251,8 +251,9 @@ static void register_pvars(const mca_base_component_t *c)
                   "times packets waited for a free ring slot)",
                   &s->credit_stalls);
     register_pvar(c, "offloaded",
-                  "nonblocking collectives whose communication the progress thread completed, "
-                  "before this process's own MPI calls did",
+                  "nonblocking collectives whose communication was over with no MPI call of this "
+                  "process's after their start (coll_nicoll_progress thread): the progress thread "
+                  "did it, or it was over once posted",
                   &s->offloaded);
     /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
     static const char *const tables[3] = {"barrier", "bcast", "allgather"};
