@@ -127,7 +127,8 @@ OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 struct nicoll_transport;
 struct nicoll_module;
 
-/* coll_nicoll_progress: who moves the packets of nonblocking collectives (coll_nicoll_progress.c). */
+/* coll_nicoll_progress: who moves the packets of nonblocking collectives
+ * (coll_nicoll_progress.c). */
 #define NICOLL_PROGRESS_CALLER 0 /* the caller, in its MPI calls */
 #define NICOLL_PROGRESS_THREAD 1 /* also a progress thread of the process */
 /* (auto: the thread where the node has more cores than the job has processes on it) */
@@ -160,14 +161,14 @@ void nicoll_progress_open(void);
  * without a doorbell (`rings` false). */
 void nicoll_progress_posted(bool rings);
 /* Under the lock: the thread polls (or no longer polls) a transport for packets that come before
- * their collective is posted, and sleeps on its doorbell: one of shared memory alone, set up. */
+ * their collective is posted, and sleeps on its doorbell: one set up, with a shared-memory
+ * segment and no peer reached through the PML. */
 void nicoll_progress_watch(struct nicoll_transport *t, bool watch);
-/* Under the lock: the caller polls the transport itself in a blocking collective (or no longer):
- * meanwhile its packets need not wake the thread. */
+/* Under the lock, in thread mode: the caller polls the transport itself in a blocking collective
+ * (or no longer): meanwhile its packets need not wake the thread. */
 void nicoll_progress_caller_polls(struct nicoll_transport *t, bool polling);
 /* Stops the thread (component close). */
 void nicoll_progress_close(void);
-
 
 /* One way engine packets travel to a peer. A communicator's transport uses one per peer
  * (nicoll_transport_t.via): shared-memory rings inside a node, the PML elsewhere. */

@@ -57,7 +57,6 @@ bool nicoll_thread_posts;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
 static bool running, stopping, failed;
-static bool spare;       /* the node has more cores than the job has processes on it */
 static uint32_t posts;   /* counts the posts the thread is woken for: a futex it sleeps on */
 static bool post_unseen; /* one to wake it for once the lock is let go */
 static int waiting;      /* callers waiting for the lock */
@@ -105,15 +104,17 @@ void nicoll_progress_open(void)
 {
     int mode = mca_coll_nicoll_component.progress, cores, ranks;
     node_counts(&cores, &ranks);
-    spare = cores > ranks;
+    const bool spare = cores > ranks; /* the node has a core more than the job has processes */
     if (NICOLL_AUTO == mode) {
         mode = spare ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
     nicoll_thread_posts = nicoll_locking && spare;
     NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes on this "
-                   "node)", !nicoll_locking ? "caller" : spare ? "thread, on a core of its own"
-                                                               : "thread, sharing its process's core",
+                   "node)",
+                   !nicoll_locking       ? "caller"
+                   : nicoll_thread_posts ? "thread, on a core of its own"
+                                         : "thread, sharing its process's core",
                    mca_coll_nicoll_component.progress_name, cores, ranks);
 }
 
@@ -161,7 +162,7 @@ void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
 
 void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
 {
-    if (!nicoll_locking || NULL == t->shm) {
+    if (NULL == t->shm) {
         return;
     }
     t->caller_polls = polling;
@@ -182,7 +183,7 @@ void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
 static void bind_thread(void)
 {
     hwloc_topology_t topology = opal_hwloc_topology;
-    if (NULL == topology || !spare) {
+    if (NULL == topology || !nicoll_thread_posts) { /* (a spare core: the thread posts) */
         return;
     }
     hwloc_bitmap_t mine = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();

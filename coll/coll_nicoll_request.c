@@ -148,6 +148,13 @@ static bool thread_may_progress(const nicoll_request_t *req)
     return 0 == req->module->transport.pml_peers;
 }
 
+/* Whether every packet the transport brings rings the progress thread's doorbell: shared memory
+ * does, UCX does not. */
+static bool rings_bell(const nicoll_transport_t *t)
+{
+    return NULL != t->shm && NULL == t->ucx;
+}
+
 NICOLL_HOT nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
                                        nicsim_request_t **engine)
 {
@@ -254,8 +261,7 @@ bool nicoll_requests_advance(void)
 bool nicoll_requests_rung(void)
 {
     for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
-        const nicoll_transport_t *t = &req->module->transport;
-        if (thread_may_progress(req) && !req->offloaded && (NULL != t->ucx || NULL == t->shm)) {
+        if (thread_may_progress(req) && !req->offloaded && !rings_bell(&req->module->transport)) {
             return false;
         }
     }
@@ -385,7 +391,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         if (!nicoll_thread_posts && NICSIM_IN_PROGRESS != test(req)) {
             offloaded(req);
         }
-        nicoll_progress_posted(NULL == t->ucx && NULL != t->shm);
+        nicoll_progress_posted(rings_bell(t));
     }
     return OMPI_SUCCESS;
 }

@@ -304,8 +304,9 @@ static long bench_skew(long bytes, int iterations, int warmup, double *times, do
         for (int i = -warmup; i < iterations; ++i) {
             separate();
             if (rank == late) nanosleep(&skew, NULL);
-            const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+            /* (the process's interval encloses the thread's) */
             const double all0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+            const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
             const double t0 = MPI_Wtime();
             start(bytes, &req);
             if (nonblocking()) MPI_Wait(&req, MPI_STATUS_IGNORE);

@@ -241,7 +241,9 @@ void Agent::forget(Seq seq) {
 
 void Agent::drop_forwarded() {
     if (nic_->queued() != 0) return;
-    std::erase_if(forwarded_, [&](const auto& f) { return !is_future(f.first) && find(f.first) == nullptr; });
+    std::erase_if(forwarded_, [&](const auto& f) {
+        return !is_future(f.first) && find(f.first) == nullptr;  // forgotten
+    });
 }
 
 Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
@@ -325,8 +327,8 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
         EarlyPacket p{src, header, {0, payload.size()}, nullptr};
         p.forwarded = std::make_unique_for_overwrite<std::byte[]>(payload.size());
         if (!payload.empty()) std::memcpy(p.forwarded.get(), payload.data(), payload.size());
-        const Status s =
-            nic_->forward(nic_->route(t->children[rank_]), header, {p.forwarded.get(), payload.size()});
+        const Status s = nic_->forward(nic_->route(t->children[rank_]), header,
+                                       {p.forwarded.get(), payload.size()});
         if (failed(s)) return s;
         ++stats_.forwarded;
         p.header.flags |= kForwardedEarly;
@@ -346,7 +348,7 @@ const plan::Tree* Agent::named_tree_of(Rank src, const PacketHeader& header) {
     std::size_t shape = 0;
     int k = 0;
     if (header.kind != PacketKind::bcast || failed(broken_) ||
-        !named_tree(header.flags, &shape, &k) || shape >= plan::tree_shapes().size() ||
+        !read_tree_flags(header.flags, &shape, &k) || shape >= plan::tree_shapes().size() ||
         header.origin < 0 || header.origin >= size_ ||
         (plan::tree_shapes()[shape].takes_k ? k < 1 : k != 0)) {
         return nullptr;

@@ -3,8 +3,8 @@
 // (their payloads in the global collective channels). A broadcast's packet that names its tree
 // goes on to this rank's children at once even then, as LFC's NICs forward multicast packets
 // their hosts have not asked for (Bhoedjang et al. §3): a late host does not hold up its
-// subtree. Its packets come and go through LFC's NIC
-// (nic.h): the one send path, with its flow control, of both fabrics.
+// subtree. Its packets come and go through LFC's NIC (nic.h): the one send path, with its flow
+// control, of both fabrics.
 #pragma once
 
 #include <algorithm>

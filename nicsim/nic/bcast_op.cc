@@ -9,7 +9,7 @@ std::uint16_t tree_flags(std::size_t shape, int k) {
     return static_cast<std::uint16_t>(kTreeNamed | (shape << 4) | (static_cast<unsigned>(k) << 8));
 }
 
-bool named_tree(std::uint16_t flags, std::size_t* shape, int* k) {
+bool read_tree_flags(std::uint16_t flags, std::size_t* shape, int* k) {
     if ((flags & kTreeNamed) == 0) return false;
     *shape = (flags & kTreeShapeBits) >> 4;
     *k = (flags & kTreeKBits) >> 8;

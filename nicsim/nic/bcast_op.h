@@ -37,7 +37,7 @@ constexpr std::uint64_t kBcastMaxPackets = std::uint64_t{1} << 32;
 // broadcast's packets, or 0 where they cannot (k over 255).
 std::uint16_t tree_flags(std::size_t shape, int k);
 // The tree a packet's flags name: the shape's index and k; false when they name none.
-bool named_tree(std::uint16_t flags, std::size_t* shape, int* k);
+bool read_tree_flags(std::uint16_t flags, std::size_t* shape, int* k);
 
 class BcastOp final : public Operation {
 public:
