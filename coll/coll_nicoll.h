@@ -161,12 +161,14 @@ void nicoll_progress_open(void);
  * without a doorbell (`rings` false). */
 void nicoll_progress_posted(bool rings);
 /* Under the lock: the thread polls (or no longer polls) a transport for packets that come before
- * their collective is posted, and sleeps on its doorbell: one set up, with a shared-memory
- * segment and no peer reached through the PML. */
+ * their collective is posted, and sleeps on its doorbell or UCX's event: one set up, with
+ * shared-memory or UCX peers and none reached through the PML. */
 void nicoll_progress_watch(struct nicoll_transport *t, bool watch);
 /* Under the lock, in thread mode: the caller polls the transport itself in a blocking collective
  * (or no longer): meanwhile its packets need not wake the thread. */
 void nicoll_progress_caller_polls(struct nicoll_transport *t, bool polling);
+/* Whether UCX's packets wake the thread (the worker's event fd, and the waker that polls it). */
+bool nicoll_progress_ucx_signals(void);
 /* Stops the thread (component close). */
 void nicoll_progress_close(void);
 
@@ -210,6 +212,12 @@ typedef struct nicoll_ucx nicoll_ucx_t;
 nicoll_ucx_t *nicoll_ucx_setup(struct nicoll_module *m, const bool *reach);
 void nicoll_ucx_fini(nicoll_ucx_t *u);
 bool nicoll_ucx_reaches(const nicoll_ucx_t *u, int rank);
+/* The process's UCX worker's event fd, which signals once the worker is armed and a packet
+ * arrives or a send or fetch completes (thread mode); -1 when there is none. */
+int nicoll_ucx_efd(void);
+/* Arms the worker: true when its fd will signal the next event, false when there were events
+ * still to take (poll the transports again). */
+bool nicoll_ucx_arm(void);
 /* Ends UCX in this process, once every communicator's fabric is gone (component close). */
 void nicoll_ucx_close(void);
 

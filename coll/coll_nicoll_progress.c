@@ -16,8 +16,10 @@
  *
  * It sleeps on futexes: its process's post counter and a doorbell per shared-memory segment
  * (coll_nicoll_shm.c), which a peer rings after each packet for, or slot freed by, a rank that
- * said it sleeps. Where a packet it waits for rings no bell (UCX), it sleeps in growing steps.
- * With no collective in flight it sleeps until the next post, so an idle job burns no CPU.
+ * said it sleeps. UCX's worker signals an event fd instead, once armed; a second thread, the
+ * waker, sleeps in poll() on it and turns its signal into one more futex. Where UCX has no event
+ * fd, the thread sleeps in growing steps while it waits for a UCX packet. With no collective in
+ * flight it sleeps until the next post, so an idle job burns no CPU.
  *
  * Every collective's state (engine groups, transports, the request list, counters) is touched
  * under one lock, taken only in thread mode: the caller takes it in each collective and lets go
@@ -30,10 +32,12 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,7 +68,22 @@ static bool asleep; /* the thread sleeps, or is about to (under the lock) */
 /* The transports the thread watches for packets, with their doorbells (under the lock). */
 static nicoll_transport_t *watched[NICOLL_PROGRESS_BELLS];
 static int watched_count;
+static int watched_ucx;     /* of them, those with UCX peers */
 static bool watch_overflow; /* a transport is not among them: the thread sleeps in steps */
+/* The waker: it polls UCX's event fd after each time the thread armed the worker. */
+static pthread_t waker;
+static bool waker_running, waker_failed;
+static int waker_stop = -1;  /* an eventfd that ends it */
+static uint32_t armed;       /* bumped after each arm: a futex the waker sleeps on */
+static uint32_t ucx_signals; /* bumped by the waker when the fd signalled: one the thread does */
+static int ucx_callers;      /* callers in a blocking collective over UCX, polling it themselves */
+static bool ucx_held;        /* a signal came meanwhile: the last of them passes it on */
+
+static void futex_bump(uint32_t *futex)
+{
+    __atomic_add_fetch(futex, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, futex, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 void nicoll_lock_now(void)
 {
@@ -84,8 +103,7 @@ void nicoll_unlock_now(void)
     post_unseen = false;
     pthread_mutex_unlock(&lock);
     if (wake) { /* after the lock is free: woken, the thread goes straight to work */
-        __atomic_add_fetch(&posts, 1, __ATOMIC_RELEASE);
-        syscall(SYS_futex, &posts, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        futex_bump(&posts);
     }
 }
 
@@ -119,6 +137,7 @@ void nicoll_progress_open(void)
 }
 
 static void *run(void *arg);
+static void *wake_on_ucx(void *arg);
 
 /* Starts the thread, once; false when it cannot run (said once). */
 static bool start_thread(void)
@@ -135,6 +154,31 @@ static bool start_thread(void)
     return running;
 }
 
+/* Starts the waker, once; false when UCX has no event fd or it cannot run (said once). */
+static bool start_waker(void)
+{
+    if (!waker_running && !waker_failed && nicoll_ucx_efd() >= 0) {
+        waker_stop = eventfd(0, EFD_CLOEXEC);
+        int rc = waker_stop < 0 ? errno : pthread_create(&waker, NULL, wake_on_ucx, NULL);
+        if (0 != rc) {
+            waker_failed = true;
+            opal_output(0, "nicoll: coll_nicoll_progress: cannot start the thread that waits for "
+                        "UCX's events (%s); the progress thread polls UCX in steps",
+                        strerror(rc));
+            if (waker_stop >= 0) {
+                close(waker_stop);
+            }
+        }
+        waker_running = 0 == rc;
+    }
+    return waker_running;
+}
+
+bool nicoll_progress_ucx_signals(void)
+{
+    return waker_running;
+}
+
 void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
 {
     if (!nicoll_locking) {
@@ -143,7 +187,10 @@ void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
     for (int i = 0; i < watched_count; ++i) {
         if (watched[i] == t) {
             if (!watch) {
-                nicoll_shm_sleeping(t->shm, false);
+                if (NULL != t->shm) {
+                    nicoll_shm_sleeping(t->shm, false);
+                }
+                watched_ucx -= NULL != t->ucx;
                 watched[i] = watched[--watched_count];
             }
             return;
@@ -154,6 +201,7 @@ void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
     }
     if (watched_count < NICOLL_PROGRESS_BELLS) {
         watched[watched_count++] = t;
+        watched_ucx += NULL != t->ucx && start_waker();
     } else {
         watch_overflow = true;
     }
@@ -162,6 +210,21 @@ void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
 
 void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
 {
+    if (NULL != t->ucx &&
+        0 == __atomic_add_fetch(&ucx_callers, polling ? 1 : -1, __ATOMIC_SEQ_CST) &&
+        __atomic_exchange_n(&ucx_held, false, __ATOMIC_SEQ_CST)) {
+        /* A signal came while the caller polled: it takes a last look itself and arms the
+         * worker again for the waker (the first arm after a signal finds it pending), or,
+         * where events keep coming, wakes the thread. */
+        bool armed_again = false;
+        for (int tries = 0; tries < 2 && !armed_again; ++tries) {
+            for (int i = 0; i < watched_count; ++i) {
+                (void) nicoll_transport_poll(watched[i]);
+            }
+            armed_again = nicoll_ucx_arm();
+        }
+        futex_bump(armed_again ? &armed : &ucx_signals);
+    }
     if (NULL == t->shm) {
         return;
     }
@@ -241,19 +304,51 @@ static void say_asleep(bool sleeping)
 {
     asleep = sleeping;
     for (int i = 0; i < watched_count; ++i) {
-        nicoll_shm_sleeping(watched[i]->shm, sleeping && !watched[i]->caller_polls);
+        if (NULL != watched[i]->shm) {
+            nicoll_shm_sleeping(watched[i]->shm, sleeping && !watched[i]->caller_polls);
+        }
+    }
+}
+
+/* The waker: each time the thread armed UCX's worker, it sleeps until the worker's fd signals,
+ * then wakes the thread. (It only polls the fd: the worker itself is the thread's and the
+ * caller's, in turns under the lock.) */
+static void *wake_on_ucx(void *arg)
+{
+    (void) arg;
+    struct pollfd fds[2] = {{.fd = nicoll_ucx_efd(), .events = POLLIN},
+                            {.fd = waker_stop, .events = POLLIN}};
+    uint32_t seen = 0;
+    for (;;) {
+        uint32_t now;
+        while ((now = __atomic_load_n(&armed, __ATOMIC_ACQUIRE)) == seen) {
+            syscall(SYS_futex, &armed, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+        }
+        seen = now;
+        while (poll(fds, 2, -1) < 0 && EINTR == errno) {
+        }
+        if (0 != fds[1].revents) {
+            return NULL;
+        }
+        /* (as the doorbells are not rung while the caller polls: its packets need not wake the
+         * thread; the seq_cst pair orders against nicoll_progress_caller_polls) */
+        __atomic_store_n(&ucx_held, true, __ATOMIC_SEQ_CST);
+        if (0 == __atomic_load_n(&ucx_callers, __ATOMIC_SEQ_CST) &&
+            __atomic_exchange_n(&ucx_held, false, __ATOMIC_SEQ_CST)) {
+            futex_bump(&ucx_signals);
+        }
     }
 }
 
 /* The progress thread: rounds while packets move; then it says on its doorbells that it sleeps,
- * takes a last look, and sleeps until a peer rings, the caller posts, or, while it waits for a
- * packet that rings no bell, a step of time passed. */
+ * takes a last look, arms UCX's worker, and sleeps until a peer rings, UCX signals, the caller
+ * posts, or, while it waits for a packet that wakes it by none of these, a step of time passed. */
 static void *run(void *arg)
 {
     (void) arg;
     bind_thread();
-    struct futex_waitv w[NICOLL_PROGRESS_BELLS + 1];
-    unsigned idle = 0, step_us = 1;
+    struct futex_waitv w[NICOLL_PROGRESS_BELLS + 2];
+    unsigned idle = 0, step_us = 1, unarmed_rounds = 0;
     pthread_mutex_lock(&lock);
     while (!stopping) {
         const uint32_t posted = __atomic_load_n(&posts, __ATOMIC_ACQUIRE);
@@ -273,9 +368,11 @@ static void *run(void *arg)
         w[n++] = (struct futex_waitv) {.val = posted, .uaddr = (uintptr_t) &posts,
                                        .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
         for (int i = 0; i < watched_count; ++i) {
-            uint32_t *bell = nicoll_shm_bell(watched[i]->shm);
-            w[n++] = (struct futex_waitv) {.val = __atomic_load_n(bell, __ATOMIC_ACQUIRE),
-                                           .uaddr = (uintptr_t) bell, .flags = FUTEX_32};
+            if (NULL != watched[i]->shm) {
+                uint32_t *bell = nicoll_shm_bell(watched[i]->shm);
+                w[n++] = (struct futex_waitv) {.val = __atomic_load_n(bell, __ATOMIC_ACQUIRE),
+                                               .uaddr = (uintptr_t) bell, .flags = FUTEX_32};
+            }
         }
         say_asleep(true);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* said before the last look */
@@ -286,7 +383,24 @@ static void *run(void *arg)
             idle = 0;
             continue;
         }
-        const bool stepping = watch_overflow || (pending && !nicoll_requests_rung());
+        /* UCX's worker armed, the waker polls its fd from now on. Where events keep it from
+         * being armed, the thread looks once more, then sleeps a step at a time. */
+        bool unarmed = false;
+        if (watched_ucx > 0) {
+            const uint32_t signals = __atomic_load_n(&ucx_signals, __ATOMIC_ACQUIRE);
+            unarmed = !nicoll_ucx_arm();
+            if (unarmed && 0 == unarmed_rounds++) {
+                say_asleep(false);
+                continue;
+            }
+            unarmed_rounds = 0;
+            if (!unarmed) {
+                w[n++] = (struct futex_waitv) {.val = signals, .uaddr = (uintptr_t) &ucx_signals,
+                                               .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
+                futex_bump(&armed);
+            }
+        }
+        const bool stepping = watch_overflow || unarmed || (pending && !nicoll_requests_rung());
         pthread_mutex_unlock(&lock);
         sleep_on(w, n, stepping ? step_us : pending ? NICOLL_PROGRESS_SAFETY_US : 0);
         if (stepping) {
@@ -316,8 +430,15 @@ void nicoll_progress_close(void)
     pthread_mutex_lock(&lock);
     stopping = true;
     pthread_mutex_unlock(&lock);
-    __atomic_add_fetch(&posts, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &posts, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    futex_bump(&posts);
     pthread_join(thread, NULL);
+    if (waker_running) {
+        const uint64_t one = 1;
+        (void) !write(waker_stop, &one, sizeof(one));
+        futex_bump(&armed);
+        pthread_join(waker, NULL);
+        close(waker_stop);
+        waker_running = false;
+    }
     running = stopping = false;
 }

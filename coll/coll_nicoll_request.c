@@ -148,11 +148,11 @@ static bool thread_may_progress(const nicoll_request_t *req)
     return 0 == req->module->transport.pml_peers;
 }
 
-/* Whether every packet the transport brings rings the progress thread's doorbell: shared memory
- * does, UCX does not. */
+/* Whether every packet the transport brings wakes the progress thread: shared memory rings its
+ * doorbell; UCX signals its worker's event fd where it has one. */
 static bool rings_bell(const nicoll_transport_t *t)
 {
-    return NULL != t->shm && NULL == t->ucx;
+    return NULL == t->ucx || nicoll_progress_ucx_signals();
 }
 
 NICOLL_HOT nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,

@@ -340,7 +340,8 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     }
     t->starting = false;
     free(order);
-    if (NICSIM_OK == t->error && NULL != t->group && NULL != t->shm && 0 == t->pml_peers) {
+    if (NICSIM_OK == t->error && NULL != t->group && (NULL != t->shm || NULL != t->ucx) &&
+        0 == t->pml_peers) {
         nicoll_lock(); /* the progress thread takes the packets that come before their call */
         nicoll_progress_watch(t, true);
         nicoll_unlock();

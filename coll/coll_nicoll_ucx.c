@@ -87,6 +87,7 @@ static struct {
     bool tried;          /* ucp_init was tried (once per process) */
     ucp_context_h context;
     ucp_worker_h worker;
+    int efd;             /* the worker's event fd (thread mode), or -1 */
     nicoll_ucx_t *comms;
     const char *why;     /* why UCX cannot be used in this process */
 } ucx;
@@ -156,9 +157,17 @@ static bool start(void)
         ucx.why = "cannot read UCX's configuration";
         return false;
     }
-    ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES, .features = UCP_FEATURE_AM};
-    ucs_status_t st = ucp_init(&params, config, &ucx.context);
+    /* In thread mode the worker also signals an event fd, on which the progress thread sleeps
+     * while it waits for a packet (UCP_FEATURE_WAKEUP); where UCX cannot, the thread polls in
+     * steps instead. */
+    ucs_status_t st = UCS_ERR_UNSUPPORTED;
+    for (int wakeup = nicoll_locking; wakeup >= 0 && UCS_OK != st; --wakeup) {
+        ucp_params_t params = {.field_mask = UCP_PARAM_FIELD_FEATURES,
+                               .features = UCP_FEATURE_AM | (wakeup ? UCP_FEATURE_WAKEUP : 0)};
+        st = ucp_init(&params, config, &ucx.context);
+    }
     ucp_config_release(config);
+    ucx.efd = -1;
     if (UCS_OK != st) {
         ucx.why = "ucp_init failed (no usable transport?)";
         return false;
@@ -167,6 +176,10 @@ static bool start(void)
                               /* the progress thread's and the caller's turns, under the lock */
                               .thread_mode = nicoll_locking ? UCS_THREAD_MODE_SERIALIZED
                                                             : UCS_THREAD_MODE_SINGLE};
+    if (nicoll_locking) { /* packets arriving, sends and fetches completing */
+        wp.field_mask |= UCP_WORKER_PARAM_FIELD_EVENTS;
+        wp.events = UCP_WAKEUP_RX;
+    }
     ucp_am_handler_param_t handler = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
                       UCP_AM_HANDLER_PARAM_FIELD_CB,
@@ -180,12 +193,27 @@ static bool start(void)
         ucp_worker_destroy(ucx.worker);
         ucx.worker = NULL;
         ucx.why = "the UCP worker takes no active messages";
+    } else if (nicoll_locking && UCS_OK != ucp_worker_get_efd(ucx.worker, &ucx.efd)) {
+        ucx.efd = -1;
+        NICOLL_VERBOSE(10, "UCX: no event fd for the progress thread to sleep on; it polls UCX "
+                       "in steps");
     }
     if (NULL == ucx.worker) {
         ucp_cleanup(ucx.context);
         ucx.context = NULL;
     }
     return NULL != ucx.worker;
+}
+
+int nicoll_ucx_efd(void)
+{
+    return NULL != ucx.worker ? ucx.efd : -1;
+}
+
+bool nicoll_ucx_arm(void)
+{
+    /* (what a progress brings is queued for the next poll, so then it does not sleep) */
+    return 0 == ucp_worker_progress(ucx.worker) && UCS_OK == ucp_worker_arm(ucx.worker);
 }
 
 void nicoll_ucx_close(void)
@@ -592,6 +620,10 @@ bool nicoll_ucx_reaches(const nicoll_ucx_t *u, int rank)
 }
 
 void nicoll_ucx_fini(nicoll_ucx_t *u) { (void) u; }
+
+int nicoll_ucx_efd(void) { return -1; }
+
+bool nicoll_ucx_arm(void) { return false; }
 
 void nicoll_ucx_close(void) {}
 

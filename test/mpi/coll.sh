@@ -133,14 +133,16 @@ RUNS
 
 # The progress thread alone carries nonblocking collectives to completion: test_coll's offload
 # section starts three and makes no MPI call until nicoll's counter coll_nicoll_offloaded shows
-# them complete, each rank late in turn; over shared memory (the thread woken by its doorbells)
-# and UCX (the thread polling). With the caller progressing, the same section fails: the check
-# can tell.
+# them complete, each rank late in turn; then each rank but the root in turn starts an
+# MPI_Ibcast only after the others completed theirs, which its thread's forwarding allows. Over
+# shared memory (the thread woken by its doorbells) and UCX (woken by the worker's event fd),
+# broadcasting along a chain, where every rank but the last forwards. With the caller
+# progressing, the same section fails: the check can tell.
 if [ "$against" = nicoll ]; then
     for case in "2 auto" "3 shm" "4 auto" "3 ucx"; do
         set -- $case
         launch "$1" --mca coll "$components" --mca coll_nicoll_progress thread \
-            --mca coll_nicoll_transport "$2" \
+            --mca coll_nicoll_transport "$2" --mca coll_nicoll_bcast_algorithm chain \
             "$program" $flags --sections offload,nonblocking,outstanding --large 100000 \
             --packet-size "$(packet_sizes auto "$1")"
         report "[progress thread, transport $2]"

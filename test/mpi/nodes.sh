@@ -8,8 +8,9 @@
 # (--expect-nicoll); and, with verbose 10, that each rank reaches its peers through the fabric
 # the transport names: auto, shared memory inside the node and UCX between nodes; shm, shared
 # memory and the PML; ucx, UCX to all; pml, the PML to all. The last two runs add the progress
-# thread (coll_nicoll_progress thread) over shared memory and UCX at once. SKIPs where unshare is
-# not allowed (not root and no user namespaces).
+# thread (coll_nicoll_progress thread) over shared memory and UCX at once, and the offload
+# section crosses the nodes with it. SKIPs where unshare is not allowed (not root and no user
+# namespaces).
 . "$top_srcdir/test/lib.sh"
 
 if why=$(nodes_unavailable); then
@@ -67,4 +68,17 @@ run 2 3 slot auto 4096 1
 run 2 2 node ucx 65536 1
 run 2 2 slot auto auto auto thread
 run 3 2 node auto 4096 2 thread
+
+# test_coll's offload section (coll.sh) across nodes: 2x2 by node, a chain 0 -> 1 -> 2 -> 3 in
+# which every hop crosses between the nodes over UCX, so a late rank's thread forwards only when
+# UCX's event wakes it.
+label="2x2 by node, offload, chain over UCX:"
+mpirun_nodes 2 2 -np 4 --map-by node -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo \
+    --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_progress thread \
+    --mca coll_nicoll_bcast_algorithm chain \
+    "$program" --expect-nicoll --nodes 2 --sections offload >"$log" 2>&1 </dev/null
+status=$?
+test_coll_ran "$log"
+grep '^not ok' "$log" | sed "s/^/# /"
+check "$label test_coll ran to its end, $passed of ${checks:-?} checks passed" all_passed
 tap_done

@@ -35,7 +35,10 @@
  *                MPI_T counter coll_nicoll_offloaded shows all three complete (at most
  *                --offload-wait seconds, 30 by default): the
  *                progress thread (coll_nicoll_progress thread) moved every packet. Then MPI_Waitall
- *                and the usual checks. Three rounds, each rank in turn starting a second later.
+ *                and the usual checks. Three rounds, each rank in turn starting 0.2 s later.
+ *                Then a forwarding round per rank but the root: that rank starts an MPI_Ibcast
+ *                only after every other rank's completed, which needs the packets it forwards
+ *                to go on before its host posts (early forwarding by its thread).
  *   concurrency  collectives on MPI_COMM_WORLD while point-to-point messages are in flight on it,
  *                with tags from 0 to MPI_TAG_UB and receives from MPI_ANY_SOURCE with
  *                MPI_ANY_TAG, and MPI_Allreduce (another component's) between a nonblocking
@@ -869,8 +872,31 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     free(all);
 }
 
+/* Waits, with no MPI call, until the counter grew by `want` since `before` (at most
+ * --offload-wait seconds); 0, said, when it did not. */
+static int offloaded_by(nicoll_counter_t *counter, unsigned long long before, unsigned want,
+                        const char *round)
+{
+    unsigned long long now = before;
+    double waited = 0;
+    while (0 == nicoll_counter_read(counter, &now) && now < before + want &&
+           waited < opt.offload_wait) {
+        usleep(1000);
+        waited += 0.001;
+    }
+    if (now < before + want) {
+        complain("%s: coll_nicoll_offloaded grew by %llu in %.0f s, want %u", round, now - before,
+                 waited, want);
+        return 0;
+    }
+    return 1;
+}
+
 /* The offload section (see the top). Round r: world rank r % size starts its collectives 0.2 s
- * after the others, so that their packets are there before it posts. */
+ * after the others, so that their packets are there before it posts. Then a forwarding round
+ * per rank but the root: that rank starts an MPI_Ibcast on MPI_COMM_WORLD only once every other
+ * rank's is complete, as they tell it by a message it waits for in MPI_Recv (where nicoll has
+ * no collective to progress), so the packets it forwards go before its host posts. */
 static void section_offload(const comm_info_t *comms)
 {
     nicoll_counter_t offloaded;
@@ -887,7 +913,7 @@ static void section_offload(const comm_info_t *comms)
                         .tc = &tcases[1], .count = (int) (3 * opt.packet_sizes[0] / 4 + 1)},
                        {.coll = C_IALLGATHER, .c = &comms[1], .tc = &tcases[0], .count = 1000},
                        {.coll = C_IBARRIER, .c = &comms[2]}};
-        unsigned long long before = 0, now = 0;
+        unsigned long long before = 0;
         int ok = 0 == nicoll_counter_read(&offloaded, &before);
         if (world_rank == round % world_size) {
             usleep(200000);
@@ -897,29 +923,48 @@ static void section_offload(const comm_info_t *comms)
             op_prepare(&ops[i]);
             op_start(&ops[i]);
         }
+        char what[300];
+        snprintf(what, sizeof what, "offload round %d", round);
         /* No MPI call until the thread is done: only MPI_T reads and sleeps. */
-        double waited = 0;
-        while (ok && 0 == nicoll_counter_read(&offloaded, &now) && now < before + 3 &&
-               waited < opt.offload_wait) {
-            usleep(1000);
-            waited += 0.001;
-        }
-        if (now < before + 3) {
-            complain("offload round %d: coll_nicoll_offloaded grew by %llu in %.0f s, want 3",
-                     round, now - before, waited);
-            ok = 0;
-        }
+        ok = ok && offloaded_by(&offloaded, before, 3, what);
         MPI_Request reqs[3] = {ops[0].req, ops[1].req, ops[2].req};
         MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
         for (int i = 0; i < 3; ++i) {
             ops[i].req = MPI_REQUEST_NULL;
             ok &= op_check(&ops[i]);
         }
-        char what[300];
         snprintf(what, sizeof what,
                  "offload round %d (world rank %d late): MPI_Ibcast, MPI_Iallgather and "
                  "MPI_Ibarrier completed by the progress thread before any MPI call, byte-exact",
                  round, round % world_size);
+        report(ok, what);
+    }
+    for (int late = 1; late < comms[0].size; ++late) {
+        op_t op = {.coll = C_IBCAST, .c = &comms[0], .root = 0, .tc = &tcases[1],
+                   .count = (int) (3 * opt.packet_sizes[0] / 4 + 1),
+                   .seed = (unsigned) next_random(&shared)};
+        op_prepare(&op);
+        char what[300];
+        snprintf(what, sizeof what, "offload forwarding round (world rank %d late)", late);
+        unsigned long long before = 0;
+        int ok = 0 == nicoll_counter_read(&offloaded, &before);
+        if (world_rank == late) {
+            for (int peer = 0; peer < world_size; ++peer) {
+                if (peer != late) {
+                    MPI_Recv(NULL, 0, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                }
+            }
+            op_start(&op);
+        } else {
+            op_start(&op);
+            ok = ok && offloaded_by(&offloaded, before, 1, what);
+            MPI_Send(NULL, 0, MPI_BYTE, late, 0, MPI_COMM_WORLD);
+        }
+        MPI_Wait(&op.req, MPI_STATUS_IGNORE);
+        ok &= op_check(&op);
+        snprintf(what, sizeof what,
+                 "offload forwarding round (world rank %d late): every other rank's MPI_Ibcast "
+                 "complete before world rank %d started it, byte-exact", late, late);
         report(ok, what);
     }
     nicoll_counter_close(&offloaded);
