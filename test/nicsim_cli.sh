@@ -26,6 +26,10 @@ bad_input "a broadcast with host forwarding refuses GM's protocol" "p2p_flow=gm"
 bad_input "nodes < 1 is refused" "--nodes 0" bcast --nodes 0
 bad_input "negative sizes are refused" "--bytes -5" bcast --bytes -5
 bad_input "k out of range is refused" "k out of range" bcast --nodes 16 --tree kbinomial:5
+bad_input "a late host outside the cluster is named" "--late 4" bcast --nodes 4 --skew 10 --late 4
+bad_input "a negative skew is refused" "--skew -3" bcast --skew -3
+bad_input "--late without --skew is refused" "only with --skew" bcast --nodes 4 --late 2
+bad_input "--skew is refused where it is not modeled" "--skew: only with --protocol lfc" bcast --protocol fmmc --skew 5
 bad_input "kbinomial needs --nodes" "--nodes" kbinomial
 bad_input "an unknown option is named" "--speed" throughput --speed 3
 bad_input "a bad model parameter is named" "tns=-1" bcast --set tns=-1
@@ -45,6 +49,14 @@ check "plot draws one line per series through every point" \
 
 check "kbinomial marks the optimal k (n = 16, m = 16: k = 1)" \
     sh -c '"$1" kbinomial --nodes 16 --packets 16 | grep -qE "^ +1 .*optimal"' _ "$nicsim"
+# A late host (--skew): where the NICs forward, a late forwarder delays only itself; where the
+# hosts forward, its subtree waits for it (4 nodes, binomial: node 2 forwards to node 3).
+check "bcast --skew: a late forwarder holds up its subtree with host forwarding only" \
+    sh -c 'node3() { "$1" bcast --nodes 4 --bytes 4096 --forwarding "$2" $3 --json |
+                     sed "s/.*\"done_us\":\[\([^]]*\)\].*/\1/" | cut -d, -f4; }
+           on=$(node3 "$1" fpfs) late=$(node3 "$1" fpfs "--skew 2000 --late 2") &&
+           hon=$(node3 "$1" host) hlate=$(node3 "$1" host "--skew 2000 --late 2") &&
+           test "$on" = "$late" && awk -v a="$hon" -v b="$hlate" "BEGIN { exit !(a < 2000 && b > 2000) }"' _ "$nicsim"
 check "bcast --json prints one JSON object with the latency" \
     sh -c 'out=$("$1" bcast --preset kesavan97 --bytes 640 --json) && test "$(printf "%s\n" "$out" | wc -l)" -eq 1 &&
            printf "%s\n" "$out" | grep -q "^{\"command\":\"bcast\".*\"latency_us\":[0-9.]*,\"done_us\":\[.*}$"' _ "$nicsim"
@@ -52,7 +64,7 @@ check "bcast lists every node up to 64 nodes and summarises beyond" \
     sh -c '"$1" bcast --preset kesavan97 --nodes 64 --bytes 64 | grep -q " 63: *[0-9.]*$" &&
            out=$("$1" bcast --preset kesavan97 --nodes 65 --bytes 64) &&
            printf "%s\n" "$out" | grep -q "^receivers done (us): first [0-9.]*, median [0-9.]*, last [0-9.]*" &&
-           test "$(printf "%s\n" "$out" | wc -l)" -eq 5' _ "$nicsim"
+           test "$(printf "%s\n" "$out" | wc -l)" -eq 6' _ "$nicsim"
 check "throughput prints MB/s" \
     sh -c '"$1" throughput --preset lfc-myrinet --nodes 4 --bytes 4096 | grep -q "^throughput: [0-9.]* MB/s"' _ "$nicsim"
 check "throughput of empty and large messages: 4096 and 16 messages by default" \

@@ -7,6 +7,7 @@
 #include "plan/ordering.h"
 #include "sim/cluster.h"
 #include "sim/hw_collective.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 
 namespace nicsim::sim {
@@ -22,6 +23,10 @@ std::optional<Topology> make_topology(const Model& model, std::string* why) {
                                    model.seed, why);
     }
     return Topology::crossbar(model.nodes);
+}
+
+Rank drawn_late_host(const Model& model) {
+    return static_cast<Rank>(Rng(model.seed, 0x5e3).below(model.nodes));
 }
 
 bool blast_fits(const Model& model, std::uint64_t packets, std::uint64_t bytes, std::string* why) {
@@ -71,6 +76,14 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     const Rank n = model.nodes;
     if (spec.root < 0 || spec.root >= n) {
         *why = "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
+        return std::nullopt;
+    }
+    if (!(spec.skew_us >= 0 && spec.skew_us <= 1e9)) {
+        *why = "--skew " + std::to_string(spec.skew_us) + ": must be from 0 to 1e9 us";
+        return std::nullopt;
+    }
+    if (spec.late < -1 || spec.late >= n) {
+        *why = "--late " + std::to_string(spec.late) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;
     }
     if (spec.messages < 1) {
@@ -128,6 +141,15 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
 
     Simulator sim;
     Cluster cluster(model, std::move(*topology), forwarding, sim, trace);
+    Time start = 0;  // when the root's host starts
+    if (spec.skew_us > 0) {
+        result.late = spec.late >= 0 ? spec.late : drawn_late_host(model);
+        if (result.late == spec.root) {
+            start = from_us(spec.skew_us);
+        } else {
+            cluster.hold_host(result.late, from_us(spec.skew_us));
+        }
+    }
     if (spec.forwarding == "host") {
         for (Rank node = 0; node < n; ++node) {
             cluster.set_host_route(node, spec.root, tree.children[node]);
@@ -136,10 +158,10 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     for (int m = 0; m < spec.messages; ++m) {
         if (spec.forwarding == "host") {
             for (const Rank child : tree.children[spec.root]) {
-                cluster.send(spec.root, child, static_cast<Seq>(m), spec.bytes, 0);
+                cluster.send(spec.root, child, static_cast<Seq>(m), spec.bytes, start);
             }
         } else {
-            cluster.broadcast(tree, spec.bytes, 0);
+            cluster.broadcast(tree, spec.bytes, start);
         }
     }
     result.events = sim.run();
@@ -155,6 +177,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     result.done_us.assign(static_cast<std::size_t>(n), 0.0);
     for (Rank node = 0; node < n; ++node) {
         result.peak_buffers.push_back(cluster.nic(node).stats().peak_buffers);
+        result.host_cpu_us.push_back(to_us(cluster.host_busy(node)) / spec.messages);
         if (node == spec.root) continue;
         const auto& receipts = cluster.receipts(node);
         if (receipts.size() != static_cast<std::size_t>(spec.messages)) {

@@ -5,6 +5,11 @@
 // one broadcast of the nodes' agents (nic::BcastOp, forwarded by every NIC); every other host
 // receives each in full. The tree is laid as the agent lays a real job's: the planner's shape
 // along the network's minimal-contention ordering, rotated so the root comes first.
+//
+// With a skew, one host is late: busy elsewhere until then, as an application's process that is
+// descheduled or computing (nicoll-bench --skew measures the same on real jobs). A late root
+// starts sending then; a late receiver takes the message then, while its NIC has forwarded it
+// down the tree already, unless the hosts forward (--forwarding host).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +33,8 @@ struct BcastSpec {
     std::string forwarding = "fpfs";  // fpfs, fcfs, or host (the host re-sends, not the NIC)
     Rank root = 0;
     int messages = 1;
+    double skew_us = 0;  // how late one host is
+    Rank late = -1;      // which (-1: drawn with the model's seed)
 };
 
 struct BcastResult {
@@ -36,6 +43,8 @@ struct BcastResult {
     std::uint32_t packets = 0;     // per message
     double latency_us = 0;         // the first message, as its last receiver sees it
     std::vector<double> done_us;   // per node: when its host had the first message (root: 0)
+    Rank late = -1;                // the late host, or -1
+    std::vector<double> host_cpu_us;  // per node: its host's time on the messages (ts, PIO, tr)
     double throughput_mbs = 0;     // bytes sent / when the root's host posted its last packet
     nic::NicStats totals;          // over all NICs
     std::uint64_t recovery_starters = 0;   // multicast packets that started a deadlock recovery
@@ -49,6 +58,9 @@ std::optional<Topology> make_topology(const Model& model, std::string* why);
 // The network's minimal-contention ordering of the nodes, rotated so `root` comes first: trees
 // are built on it.
 std::vector<Rank> tree_order(const Topology& topology, Rank root);
+
+// The host a skew makes late where none is named: drawn with the model's seed.
+Rank drawn_late_host(const Model& model);
 
 // Whether messages of `bytes` bytes, `packets` packets each, fit a blast on this model (packet
 // numbers, and deadlock recovery's node limit); false with one line in *why.

@@ -63,6 +63,8 @@ public:
     nic::Nic& nic() { return *nic_; }
     const std::vector<Receipt>& receipts() const { return receipts_; }
     Time last_post() const { return last_post_; }
+    Time host_busy() const { return host_busy_; }
+    void hold_host(Time until) { host_free_ = std::max(host_free_, until); }
     bool host_idle() const {
         return outgoing_.empty() && posting_.empty() && (!gm_ || gm_->idle());
     }
@@ -317,6 +319,7 @@ public:
         if ((header.flags & kLastPacket) == 0) return dma_done;
         const Time begin = std::max(bus_free_, host_free_);
         host_free_ = begin + tr_;
+        host_busy_ += tr_;
         busy(Trace::Track::host, "receive", begin, host_free_);
         receipts_.push_back({header.origin, header.seq, host_free_});
         if (coll_ && !coll_->host_steps.empty()) host_received(header.origin);
@@ -578,6 +581,7 @@ private:
             m.started = true;
             const Time begin = std::max(now, host_free_);
             host_free_ = begin + ts_;
+            host_busy_ += ts_;
             busy(Trace::Track::host, "send", begin, host_free_);
             return later(host_free_);
         }
@@ -604,6 +608,7 @@ private:
         if (pio_) {
             const Time begin = std::max({now, host_free_, bus_free_});
             host_free_ = bus_free_ = begin + transfer_time(h.payload_bytes, c_.model_.pio_bw);
+            host_busy_ += host_free_ - begin;
             if (host_free_ > begin) busy(Trace::Track::host, "pio", begin, host_free_);
             at = host_free_;
         } else {
@@ -705,6 +710,7 @@ private:
     Time rx_free_ = 0;    // in steps: its receiving is busy until then
     Time nic_now_ = 0;    // the NIC's own clock while it handles one event
     Time host_free_ = 0;  // the host CPU
+    Time host_busy_ = 0;  // its time on messages and broadcasts: ts, PIO, tr
     Time bus_free_ = 0;   // the I/O bus between them
     bool host_scheduled_ = false;
     bool waiting_for_space_ = false;
@@ -825,6 +831,10 @@ const std::vector<Cluster::Receipt>& Cluster::receipts(Rank node) const {
 }
 
 Time Cluster::last_post(Rank node) const { return nodes_[node]->last_post(); }
+
+void Cluster::hold_host(Rank node, Time until) { nodes_[node]->hold_host(until); }
+
+Time Cluster::host_busy(Rank node) const { return nodes_[node]->host_busy(); }
 
 void Cluster::enable_collectives(const CollectiveOptions& options) {
     collectives_ = options;

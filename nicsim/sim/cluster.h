@@ -90,6 +90,12 @@ public:
     const std::vector<Receipt>& receipts(Rank node) const;
     // When `node`'s host handed the last packet of its last message to its NIC.
     Time last_post(Rank node) const;
+    // `node`'s host is busy elsewhere until `until` (a late process): it takes its messages and
+    // broadcasts, and sends, only from then on. Its NIC forwards meanwhile.
+    void hold_host(Rank node, Time until);
+    // The time `node`'s host spent on messages and broadcasts: ts per message sent, its PIO, tr
+    // per message received.
+    Time host_busy(Rank node) const;
 
     // Empty while the run is sound; otherwise the first thing that went wrong (a NIC refused a
     // packet, a host got packets out of order).

@@ -8,7 +8,6 @@
 #include "plan/barrier.h"
 #include "sim/bcast.h"
 #include "sim/cluster.h"
-#include "sim/rng.h"
 #include "sim/simulator.h"
 
 namespace nicsim::sim {
@@ -54,7 +53,7 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
         cluster.enable_collectives(options);
     }
     CollectiveResult result;
-    if (spec.skew_us > 0) result.late = static_cast<Rank>(Rng(model.seed, 0x5e3).below(n));
+    if (spec.skew_us > 0) result.late = drawn_late_host(model);
     for (Rank node = 0; node < n; ++node) {
         post(cluster, node, node == result.late ? from_us(spec.skew_us) : 0);
     }

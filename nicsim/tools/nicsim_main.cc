@@ -46,8 +46,10 @@ constexpr std::array kKbinomialOpts = {
     OptionSpec{"--nodes", "N", "multicast set size n (required)"},
     OptionSpec{"--packets", "M", "message length m in packets (default 1)"},
     kJsonOpt, kHelpOpt};
-constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kProtocolOpt,
-    kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt, kJsonOpt, kTraceOpt, kHelpOpt};
+constexpr std::array kBcastOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt,
+    OptionSpec{"--skew", "US", "one host is busy elsewhere this many microseconds first, as a late process (default 0)"},
+    OptionSpec{"--late", "R", "with --skew, the late host (default: drawn with the model's seed)"},
+    kProtocolOpt, kFaultyOpt, kFaultyPercentOpt, kPlannerOpt, kDotOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kThroughputOpts = {kPresetOpt, kNodesOpt, kSetOpt, kBytesOpt, kTreeOpt, kForwardingOpt, kRootOpt, kProtocolOpt,
     OptionSpec{"--messages", "M", "messages in the blast (default: enough for 4 MB, at least 16 and at most 4096)"},
     kJsonOpt, kTraceOpt, kHelpOpt};
@@ -117,10 +119,18 @@ std::optional<sim::BcastSpec> spec_from(const Options& opts, std::string* why) {
     sim::BcastSpec spec;
     spec.model = *model;
     const auto bytes = opts.integer("--bytes", 0, 0, std::int64_t{1} << 40, why);
-    const auto root = opts.integer("--root", 0, 0, model->nodes - 1, why);
-    if (!bytes || !root) return std::nullopt;
+    const auto root = bytes ? opts.integer("--root", 0, 0, model->nodes - 1, why) : std::nullopt;
+    const auto skew = root ? opts.number("--skew", 0, 0, 1e9, why) : std::nullopt;
+    const auto late = skew ? opts.integer("--late", -1, 0, model->nodes - 1, why) : std::nullopt;
+    if (!late) return std::nullopt;
+    if (*late >= 0 && *skew == 0) {
+        *why = "--late " + std::to_string(*late) + ": only with --skew";
+        return std::nullopt;
+    }
     spec.bytes = static_cast<std::uint64_t>(*bytes);
     spec.root = static_cast<Rank>(*root);
+    spec.skew_us = *skew;
+    spec.late = static_cast<Rank>(*late);
     spec.forwarding = opts.text("--forwarding", "fpfs");
     const std::string tree = opts.text("--tree", "binomial");
     const auto colon = tree.find(':');
@@ -277,8 +287,10 @@ std::optional<std::string> fattree_only(const Options& opts) {
 
 int run_experiment(std::string_view command, const Options& opts, bool blast) {
     std::string why;
+    const char* late_option = opts.has("--skew") ? "--skew" : opts.has("--late") ? "--late" : nullptr;
     if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
         if (protocol != "fmmc") return usage_error(command, "--protocol " + protocol + ": not one of lfc|fmmc");
+        if (late_option != nullptr) return usage_error(command, std::string(late_option) + ": only with --protocol lfc");
         const auto model = model_from(opts, &why);
         if (!model) return usage_error(command, why);
         return run_fmmc_command(command, opts, *model);
@@ -286,7 +298,10 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
     if (!blast) {
         const auto model = model_from(opts, &why);
         if (!model) return usage_error(command, why);
-        if (model->topology == "fattree") return run_hw_collective(command, opts, *model, false);
+        if (model->topology == "fattree") {
+            if (late_option != nullptr) return usage_error(command, std::string(late_option) + ": not on the fattree topology");
+            return run_hw_collective(command, opts, *model, false);
+        }
         if (const auto bad = fattree_only(opts)) return usage_error(command, *bad);
     }
     auto spec = spec_from(opts, &why);
@@ -315,7 +330,11 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
         if (blast) {
             j.field("messages", static_cast<long long>(spec->messages)).field("throughput_mb_s", r.throughput_mbs);
         } else {
-            j.field("latency_us", r.latency_us).array("done_us", r.done_us);
+            j.field("skew_us", spec->skew_us)
+                .field("late_node", static_cast<long long>(r.late))
+                .field("latency_us", r.latency_us)
+                .array("done_us", r.done_us)
+                .array("host_cpu_us", r.host_cpu_us);
         }
         std::printf("%s\n", counts_json(j, r).str().c_str());
         return 0;
@@ -329,7 +348,16 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
         std::printf("throughput: %.2f MB/s seen by the sender over %d messages\n", r.throughput_mbs,
                     spec->messages);
     } else {
+        if (r.late >= 0) std::printf("node %d posted %.2f us late\n", r.late, spec->skew_us);
         std::printf("latency: %.2f us (the last receiver)\n", r.latency_us);
+        std::vector<double> receivers = r.host_cpu_us;
+        receivers.erase(receivers.begin() + spec->root);
+        std::sort(receivers.begin(), receivers.end());
+        if (!receivers.empty()) {
+            std::printf("host CPU (us): root %.2f; receivers least %.2f, median %.2f, most %.2f\n",
+                        r.host_cpu_us[spec->root], receivers.front(),
+                        receivers[receivers.size() / 2], receivers.back());
+        }
         if (r.done_us.size() <= kPerNodeRows) {
             std::printf("completion per node (us):\n%s", per_node(r.done_us).c_str());
         } else {

@@ -124,6 +124,48 @@ TEST(Broadcast, ChargesEachCostOnce) {
     EXPECT_DOUBLE_EQ(r->latency_us, r->done_us[2]);
 }
 
+// A late host on the chain above, timed by hand. Its NIC forwards as if it were on time (the
+// agent has the tree), so only the late host's own completion moves: to the skew, + tr. With
+// host forwarding the late host sends on only once it is back, and its subtree waits for it.
+// Host CPU: the root's ts and PIO, each receiver's tr, and a host forwarder's ts and PIO too.
+TEST(Broadcast, ALateHostDelaysOnlyItselfWhereTheNicsForward) {
+    BcastSpec spec;
+    spec.model = hand_timed(3);
+    spec.model.pio_bw = 50;        // 100 bytes: 2 us
+    spec.model.dma_bw = 25;        // 100 bytes: 4 us
+    spec.bytes = 100;
+    spec.tree = "chain";
+    std::string why;
+    const auto on_time = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(on_time) << why;
+    spec.skew_us = 1000;
+    spec.late = 1;
+    const auto late = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(late) << why;
+    EXPECT_EQ(late->late, 1);
+    EXPECT_DOUBLE_EQ(late->done_us[1], 1000 + 20);
+    EXPECT_DOUBLE_EQ(late->done_us[2], on_time->done_us[2]);
+    EXPECT_EQ(late->host_cpu_us, (std::vector<double>{10 + 2, 20, 20}));
+
+    spec.forwarding = "host";
+    const auto host = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(host) << why;
+    EXPECT_DOUBLE_EQ(host->done_us[1], 1000 + 20);
+    // node 1's host sends from 1020: ts 10, PIO 2, then the hop to node 2 as from the root
+    EXPECT_DOUBLE_EQ(host->done_us[2], 1020 + 10 + 2 + 3 + 1.5 + 2 + 4 + 20);
+    EXPECT_EQ(host->host_cpu_us, (std::vector<double>{10 + 2, 20 + 10 + 2, 20}));
+
+    spec.forwarding = "fpfs";
+    spec.late = 0;  // a late root delays everyone by the skew
+    const auto root = run_bcast(spec, nullptr, &why);
+    ASSERT_TRUE(root) << why;
+    EXPECT_DOUBLE_EQ(root->done_us[2], 1000 + on_time->done_us[2]);
+
+    spec.late = 3;
+    EXPECT_FALSE(run_bcast(spec, nullptr, &why));
+    EXPECT_EQ(why, "--late 3: not a node of 0..2");
+}
+
 // In steps on a crossbar every step is as long, and an m-packet broadcast on a k-binomial tree
 // takes Kesavan and Panda's L1 + (m - 1) k steps (Theorem 2 with delta_r = k) between ts and tr (on 16
 // nodes, a power of two, where that count is exact for every k).
