@@ -20,8 +20,11 @@
  * waits. "Overall(us)" is the mean time of the whole iteration, "Compute(us)" of the compute
  * without the MPI_Test calls, "Overlap(%)" = 100 - 100 * (Overall - Compute) / Pure Comm.,
  * at least 0: the share of the communication hidden behind the compute. -f adds the time spent
- * starting the collective, in MPI_Test and in MPI_Wait. All are means over ranks of per-rank
- * means; "Median(us)" is the median of the slowest rank's pure-communication time.
+ * starting the collective, in MPI_Test and in MPI_Wait, and "Compute CPU(us)", the computing
+ * thread's CPU time during the compute (CLOCK_THREAD_CPUTIME_ID): below Compute by what other
+ * threads on its core, a progress thread's copies among them, took from it. All are means over
+ * ranks of per-rank means; "Median(us)" is the median of the slowest rank's pure-communication
+ * time.
  *
  * --skew US: each rank in turn enters every call US microseconds late (asleep, after the
  * separator), as an application's process that is descheduled or busy elsewhere. One row per
@@ -75,7 +78,8 @@ static const char usage_text[] =
     "  -i, --iterations N    timed iterations per size (default 1000; a tenth above 8 KiB)\n"
     "  -x, --warmup N        untimed iterations before them (default 100; a tenth above 8 KiB)\n"
     "  -f, --full            also min and max over ranks and the iteration count (blocking),\n"
-    "                        or the start, MPI_Test and MPI_Wait times (nonblocking)\n"
+    "                        or the compute's CPU time and the start, MPI_Test and MPI_Wait\n"
+    "                        times (nonblocking)\n"
     "  -t, --num-test-calls N  MPI_Test calls during the compute (nonblocking; default 0)\n"
     "  --osu                 MPI_Barrier between iterations, as OSU's loop (default: a one-int\n"
     "                        MPI_Allreduce, which nicoll does not run)\n"
@@ -356,13 +360,15 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
     pure /= iterations;
     double median = median_of_slowest(times, slowest, iterations);
     /* the same, computing for as long as the pure communication took on this rank */
-    double overall = 0.0, comp = 0.0, init = 0.0, test = 0.0, wait = 0.0;
+    double overall = 0.0, comp = 0.0, comp_cpu = 0.0, init = 0.0, test = 0.0, wait = 0.0;
     for (int i = 0; i < iterations; ++i) {
         separate();
         double t0 = MPI_Wtime();
         start(bytes, &req);
         double t1 = MPI_Wtime();
+        const double cpu0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
         double in_test = compute(pure, opt.test_calls, &req);
+        comp_cpu += cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0; /* (less in_test, below) */
         double t2 = MPI_Wtime();
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         double t3 = MPI_Wtime();
@@ -372,17 +378,21 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
         wait += t3 - t2;
         overall += t3 - t0;
     }
-    double scale = 1e6 / iterations, mine[6] = {overall * scale, comp * scale, init * scale,
-                                                 test * scale,    wait * scale, pure};
-    double mean[6];
-    MPI_Reduce(mine, mean, 6, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    double scale = 1e6 / iterations,
+           mine[7] = {overall * scale, comp * scale, init * scale, test * scale,
+                      wait * scale,    pure,         (comp_cpu - test) * scale};
+    double mean[7];
+    MPI_Reduce(mine, mean, 7, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (0 == rank) {
-        for (int k = 0; k < 6; ++k) mean[k] /= size;
+        for (int k = 0; k < 7; ++k) mean[k] /= size;
         double overlap = mean[5] > 0 ? 100.0 - 100.0 * (mean[0] - mean[1]) / mean[5] : 0.0;
         if (overlap < 0) overlap = 0.0;
         print_size(bytes);
         printf("%*.2f%*.2f", FIELD, mean[0], FIELD, mean[1]);
-        if (opt.full) printf("%*.2f%*.2f%*.2f", FIELD, mean[2], FIELD, mean[3], FIELD, mean[4]);
+        if (opt.full) {
+            printf("%*.2f%*.2f%*.2f%*.2f", FIELD, mean[6], FIELD, mean[2], FIELD, mean[3], FIELD,
+                   mean[4]);
+        }
         printf("%*.2f%*.2f%*.2f\n", FIELD, mean[5], FIELD, overlap, FIELD, median);
         fflush(stdout);
     }
@@ -416,8 +426,8 @@ static void print_header(void)
     if (nonblocking()) {
         printf("%*s%*s", w, "Overall(us)", FIELD, "Compute(us)");
         if (opt.full) {
-            printf("%*s%*s%*s", FIELD, "Coll. Init(us)", FIELD, "MPI_Test(us)", FIELD,
-                   "MPI_Wait(us)");
+            printf("%*s%*s%*s%*s", FIELD, "Compute CPU(us)", FIELD, "Coll. Init(us)", FIELD,
+                   "MPI_Test(us)", FIELD, "MPI_Wait(us)");
         }
         printf("%*s%*s", FIELD, "Pure Comm.(us)", FIELD, "Overlap(%)");
     } else {
