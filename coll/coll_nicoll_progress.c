@@ -238,12 +238,16 @@ void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
     }
 }
 
-/* Where the node has a spare core, binds the calling thread away from its process's computation,
- * when the process is bound: to a hardware thread of the process's core that the process does
- * not use, or else to the node's processors outside the process's set. Without a spare core, or
- * in an unbound process, it stays where its process is: it then takes time only from its own
- * process, which it serves. */
-static void bind_thread(void)
+/* Where the node has a spare core, the processors the thread (and the waker) run on, away from
+ * its process's computation when the process is bound: a hardware thread of the process's core
+ * that the process does not use, or else the node's processors outside the process's set.
+ * Without a spare core, or in an unbound process, none: the threads stay where their process
+ * is, taking time only from the process they serve. Chosen once, before either is bound (the
+ * process's binding then includes theirs). */
+static hwloc_bitmap_t thread_set;
+static pthread_once_t thread_set_once = PTHREAD_ONCE_INIT;
+
+static void choose_thread_set(void)
 {
     hwloc_topology_t topology = opal_hwloc_topology;
     if (NULL == topology || !nicoll_thread_posts) { /* (a spare core: the thread posts) */
@@ -262,15 +266,24 @@ static void bind_thread(void)
         if (hwloc_bitmap_iszero(set)) {
             hwloc_bitmap_andnot(set, all, mine);
         }
-        char where[64] = "";
-        hwloc_bitmap_list_snprintf(where, sizeof(where), set);
-        if (!hwloc_bitmap_iszero(set) &&
-            0 == hwloc_set_cpubind(topology, set, HWLOC_CPUBIND_THREAD)) {
+        if (!hwloc_bitmap_iszero(set)) {
+            char where[64] = "";
+            hwloc_bitmap_list_snprintf(where, sizeof(where), set);
             NICOLL_VERBOSE(10, "progress thread bound to processors %s", where);
+            thread_set = set;
+            set = NULL;
         }
     }
     hwloc_bitmap_free(mine);
     hwloc_bitmap_free(set);
+}
+
+static void bind_thread(void)
+{
+    pthread_once(&thread_set_once, choose_thread_set);
+    if (NULL != thread_set) {
+        (void) hwloc_set_cpubind(opal_hwloc_topology, thread_set, HWLOC_CPUBIND_THREAD);
+    }
 }
 
 /* Sleeps until a futex of `w` no longer holds its value (the first private, the others shared),
@@ -316,6 +329,7 @@ static void say_asleep(bool sleeping)
 static void *wake_on_ucx(void *arg)
 {
     (void) arg;
+    bind_thread();
     struct pollfd fds[2] = {{.fd = nicoll_ucx_efd(), .events = POLLIN},
                             {.fd = waker_stop, .events = POLLIN}};
     uint32_t seen = 0;
