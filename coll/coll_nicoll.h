@@ -212,8 +212,8 @@ typedef struct nicoll_ucx nicoll_ucx_t;
 nicoll_ucx_t *nicoll_ucx_setup(struct nicoll_module *m, const bool *reach);
 void nicoll_ucx_fini(nicoll_ucx_t *u);
 bool nicoll_ucx_reaches(const nicoll_ucx_t *u, int rank);
-/* The process's UCX worker's event fd, which signals once the worker is armed and a packet
- * arrives or a send or fetch completes (thread mode); -1 when there is none. */
+/* The process's UCX worker's event fd (thread mode), which signals, once the worker is armed,
+ * when a packet or a fetched payload arrives or a send completes; -1 when there is none. */
 int nicoll_ucx_efd(void);
 /* Arms the worker: true when its fd will signal the next event, false when there were events
  * still to take (poll the transports again). */

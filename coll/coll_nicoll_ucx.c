@@ -176,9 +176,9 @@ static bool start(void)
                               /* the progress thread's and the caller's turns, under the lock */
                               .thread_mode = nicoll_locking ? UCS_THREAD_MODE_SERIALIZED
                                                             : UCS_THREAD_MODE_SINGLE};
-    if (nicoll_locking) { /* packets arriving, sends and fetches completing */
+    if (nicoll_locking) { /* packets and fetched payloads arriving, sends completing */
         wp.field_mask |= UCP_WORKER_PARAM_FIELD_EVENTS;
-        wp.events = UCP_WAKEUP_RX;
+        wp.events = UCP_WAKEUP_RX | UCP_WAKEUP_TX;
     }
     ucp_am_handler_param_t handler = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |

@@ -25,6 +25,12 @@ std::optional<Topology> make_topology(const Model& model, std::string* why) {
     return Topology::crossbar(model.nodes);
 }
 
+bool skew_fits(double skew_us, std::string* why) {
+    if (skew_us >= 0 && skew_us <= 1e9) return true;
+    *why = "--skew " + std::to_string(skew_us) + ": must be from 0 to 1e9 us";
+    return false;
+}
+
 Rank drawn_late_host(const Model& model) {
     return static_cast<Rank>(Rng(model.seed, 0x5e3).below(model.nodes));
 }
@@ -78,10 +84,7 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
         *why = "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;
     }
-    if (!(spec.skew_us >= 0 && spec.skew_us <= 1e9)) {
-        *why = "--skew " + std::to_string(spec.skew_us) + ": must be from 0 to 1e9 us";
-        return std::nullopt;
-    }
+    if (!skew_fits(spec.skew_us, why)) return std::nullopt;
     if (spec.late < -1 || spec.late >= n) {
         *why = "--late " + std::to_string(spec.late) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;

@@ -59,6 +59,8 @@ std::optional<Topology> make_topology(const Model& model, std::string* why);
 // are built on it.
 std::vector<Rank> tree_order(const Topology& topology, Rank root);
 
+// Whether a skew (how late one host is) is from 0 to 1e9 us; false with one line in *why.
+bool skew_fits(double skew_us, std::string* why);
 // The host a skew makes late where none is named: drawn with the model's seed.
 Rank drawn_late_host(const Model& model);
 

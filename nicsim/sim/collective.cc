@@ -34,10 +34,7 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
             "receive buffers cannot take";
         return std::nullopt;
     }
-    if (!(spec.skew_us >= 0 && spec.skew_us <= 1e9)) {
-        *why = "--skew " + std::to_string(spec.skew_us) + ": must be from 0 to 1e9 us";
-        return std::nullopt;
-    }
+    if (!skew_fits(spec.skew_us, why)) return std::nullopt;
     std::optional<Topology> topology = make_topology(model, why);
     if (!topology) return std::nullopt;
 
