@@ -35,8 +35,10 @@
  * over the on-time ranks. A late broadcast root delays every rank by the skew, whatever runs it.
  *
  * Size is the bytes each rank contributes (MPI_CHAR): the root's message for bcast, each rank's
- * block for allgather. The last line says how many of the benchmarked calls the nicoll
- * component ran on rank 0 (its MPI_T counter coll_nicoll_<collective>_calls).
+ * block for allgather. The header says how the ranks lie on nodes ("# layout: N nodes, P ranks
+ * per node", nodes as MPI_COMM_TYPE_SHARED splits them; nicoll-tune generate --measure reads it).
+ * The last line says how many of the benchmarked calls the nicoll component ran on rank 0 (its
+ * MPI_T counter coll_nicoll_<collective>_calls).
  */
 #include <mpi.h>
 
@@ -399,9 +401,31 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
     return 2L * iterations + warmup;
 }
 
-static void print_header(void)
+/* Nodes (as MPI_COMM_TYPE_SHARED splits MPI_COMM_WORLD) and the fewest and most ranks on one. */
+static void layout(int *nodes, int *least, int *most)
+{
+    MPI_Comm node;
+    int here = 1, place = 0;
+    if (MPI_SUCCESS == MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
+                                           MPI_INFO_NULL, &node)) {
+        MPI_Comm_size(node, &here);
+        MPI_Comm_rank(node, &place);
+        MPI_Comm_free(&node);
+    }
+    const int first = 0 == place;
+    MPI_Allreduce(&first, nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&here, least, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&here, most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+}
+
+static void print_header(int nodes, int least, int most)
 {
     printf("# nicoll-bench %s: %s, %d ranks\n", names[opt.coll], mpi_names[opt.coll], size);
+    if (least == most) {
+        printf("# layout: %d node%s, %d ranks per node\n", nodes, 1 == nodes ? "" : "s", least);
+    } else {
+        printf("# layout: %d nodes, %d-%d ranks per node\n", nodes, least, most);
+    }
     if (nonblocking()) {
         printf("# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait\n");
     }
@@ -488,13 +512,16 @@ int main(int argc, char **argv)
     }
     memset(sendbuf, 'a' + rank % 26, largest ? largest : 1);
 
+    int nodes, least, most;
+    layout(&nodes, &least, &most); /* (before the counter: it calls collectives) */
+
     char counter_name[64];
     snprintf(counter_name, sizeof counter_name, "coll_nicoll_%s_calls", names[opt.coll]);
     nicoll_counter_t counter;
     int counted = 0 == nicoll_counter_open(&counter, counter_name);
     unsigned long long by_nicoll = 0;
 
-    if (0 == rank) print_header();
+    if (0 == rank) print_header(nodes, least, most);
     long calls = 0;
     for (int i = 0; i < nsizes; ++i) {
         int large = sizes[i] > LARGE_MESSAGE;

@@ -162,4 +162,22 @@ measured() {
         tr '\r' '\n' <"$log" | grep -q '^\[#*\] 19/19  done in '
 }
 check "generate --measure: 19 runs (2 packet sizes x 8 data candidates + 3 barriers), progress to done, a valid file" measured
+# 6. generate --measure over 2 emulated nodes of 2 slots (test/lib.sh's set-up): 2 ranks fill
+# one node, 4 both; the 4-rank rules hold only over several nodes, with auto for one node.
+if why=$(nodes_unavailable); then
+    tap ok "generate --measure over emulated nodes # SKIP $why"
+else
+    printf 'node1 slots=2\nnode2 slots=2\n' >"$dir/hosts"
+    "$tune" generate --measure --np 2,4 --sizes 4k --iterations 5 --runs 1 --bench "$bench" \
+        --mpirun-args "--hostfile $dir/hosts --bind-to none --mca plm_rsh_agent $top_srcdir/test/mpi/emulate-node.sh --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo" \
+        --out "$dir/nodes.json" 2>"$log"
+    scoped() {
+        "$tune" validate "$dir/nodes.json" | grep -q ": valid, " &&
+            grep -q '"layout": "2 ranks on 1 node, 4 ranks on 2 nodes' "$dir/nodes.json" &&
+            grep -q '{"comm_size": \[4, 4\], "nodes": \[2, "inf"\], "bytes": \[0, "inf"\], "algorithm": "[a-z]*"' "$dir/nodes.json" &&
+            grep -q '{"comm_size": \[4, 4\], "bytes": \[0, "inf"\], "algorithm": "auto"}' "$dir/nodes.json" &&
+            ! grep -q '"comm_size": \[2, 3\], "nodes"' "$dir/nodes.json"
+    }
+    check "generate --measure over 2 emulated nodes: the 4-rank rules say nodes [2, inf], auto on one node; the provenance has the layout" scoped
+fi
 tap_done

@@ -59,6 +59,7 @@ struct Choice {
 struct Grid {
     tuning::Section section = tuning::Section::Bcast;
     std::vector<std::uint64_t> comm_sizes;
+    std::vector<bool> several_nodes;  // per comm size: measured over several nodes (empty: none)
     std::vector<std::uint64_t> sizes;  // ignored for barriers
     std::vector<std::vector<Choice>> best;
 };
@@ -67,7 +68,9 @@ struct Grid {
 // at comm size c_i holds from c_i (2 for the first) up to c_{i+1} - 1 (inf for the last); at size
 // s_j from the geometric mean of s_{j-1} and s_j (0 for the first) up to the next one's start.
 // Adjacent cells with the same choice become one rule, and adjacent communicator-size rows with
-// the same rules one row.
+// the same rules one row. A row measured over several nodes holds only there: its rules say
+// "nodes": [2, "inf"], and for other layouts a rule after them says auto, as beyond the largest
+// communicator size.
 std::string write_table(const std::vector<Grid>& grids, const std::vector<std::string>& provenance);
 
 // JSON string literal.

@@ -42,12 +42,16 @@ int cores() {
     return static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
-// size -> Median(us) of one nicoll-bench run; empty with *why when the run failed.
-std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
-                                                         const std::string& mca,
-                                                         const std::string& coll,
-                                                         const std::string& sizes, int iterations,
-                                                         std::string* why) {
+// One nicoll-bench run: size -> Median(us), and the nodes its ranks were on.
+struct BenchRun {
+    std::map<std::uint64_t, double> times;
+    int nodes = 1;
+};
+
+// Empty with *why when the run failed.
+std::optional<BenchRun> run_bench(const Bench& b, int np, const std::string& mca,
+                                  const std::string& coll, const std::string& sizes,
+                                  int iterations, std::string* why) {
     // Ranks give up their core when idle only when there are more of them than cores (as users
     // run them): otherwise a rank waiting on a machine that runs other work too would hand its
     // core to that work at every poll.
@@ -65,7 +69,8 @@ std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
         *why = "cannot run: " + cmd;
         return std::nullopt;
     }
-    std::map<std::uint64_t, double> out;
+    BenchRun run;
+    std::map<std::uint64_t, double>& out = run.times;
     std::string all;
     char line[1024];
     bool by_nicoll = false;
@@ -73,6 +78,7 @@ std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
         all += line;
         std::string l(line);
         if (l.rfind("# run by nicoll:", 0) == 0) by_nicoll = l.find(" 0 of") == std::string::npos;
+        if (l.rfind("# layout: ", 0) == 0) run.nodes = std::atoi(l.c_str() + 10);
         if (l.empty() || l[0] == '#') continue;
         std::istringstream in(l);
         std::vector<std::string> f;
@@ -92,7 +98,7 @@ std::optional<std::map<std::uint64_t, double>> run_bench(const Bench& b, int np,
                ":\n" + all;
         return std::nullopt;
     }
-    return out;
+    return run;
 }
 
 double median(std::vector<double> v) {
@@ -217,9 +223,11 @@ int cmd_generate_measure(const Args& args) {
                               std::string(a.name), 0, 0});
     }
 
-    // times[candidate][np][size] = one value per run
+    // times[candidate][np][size] = one value per run; nodes[np]: the most nodes a run of np ranks
+    // was on (the --mpirun-args hostfile decides)
     std::vector<std::map<std::uint64_t, std::map<std::uint64_t, std::vector<double>>>> times(
         candidates.size());
+    std::map<std::uint64_t, int> nodes;
     const std::size_t total = candidates.size() * nps->size() * (*runs)[0];
     std::size_t done = 0;
     const auto start = std::chrono::steady_clock::now();
@@ -254,7 +262,8 @@ int cmd_generate_measure(const Args& args) {
                     std::fprintf(stderr, "\nnicoll-tune generate: %s\n", why.c_str());
                     return 1;
                 }
-                for (const auto& [size, us] : *out) times[c][np][size].push_back(us);
+                for (const auto& [size, us] : out->times) times[c][np][size].push_back(us);
+                nodes[np] = std::max(nodes[np], out->nodes);
                 ++done;
             }
         }
@@ -271,6 +280,7 @@ int cmd_generate_measure(const Args& args) {
         Grid g;
         g.section = s;
         g.comm_sizes = *nps;
+        for (std::uint64_t np : *nps) g.several_nodes.push_back(nodes[np] > 1);
         g.sizes = s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : *sizes;
         for (std::uint64_t np : *nps) {
             std::vector<Choice> row;
@@ -307,6 +317,14 @@ int cmd_generate_measure(const Args& args) {
             std::to_string((*runs)[0]) + o->echo({"--ks", "--packet-sizes", "--mpirun-args"})));
     provenance.push_back("\"date\": " + quote(now_utc()));
     provenance.push_back("\"machine\": " + quote(machine()));
+    std::string layouts;
+    for (const auto& [np, n] : nodes) {
+        layouts += (layouts.empty() ? "" : ", ") + std::to_string(np) + " ranks on " +
+                   std::to_string(n) + (n == 1 ? " node" : " nodes");
+    }
+    provenance.push_back("\"layout\": " +
+                         quote(layouts + " (nicoll-bench's layout line); rules measured over "
+                                         "several nodes hold only there (\"nodes\": [2, \"inf\"])"));
     provenance.push_back(
         "\"method\": \"nicoll-bench under mpirun --oversubscribe (and --mca mpi_yield_when_idle 1 "
         "with more ranks than cores), each "
@@ -351,13 +369,13 @@ int cmd_calibrate(const Args& args) {
         return 1;
     }
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const auto& [n, us] : *one_way) {
+    for (const auto& [n, us] : one_way->times) {
         sx += static_cast<double>(n);
         sy += us;
         sxx += static_cast<double>(n) * static_cast<double>(n);
         sxy += static_cast<double>(n) * us;
     }
-    const double k = static_cast<double>(one_way->size());
+    const double k = static_cast<double>(one_way->times.size());
     const double slope = (k * sxy - sx * sy) / (k * sxx - sx * sx);  // us per byte
     if (!(slope > 0)) {
         // No model can come of it: a busy machine (other jobs on the cores) drowns the sizes.
@@ -365,10 +383,10 @@ int cmd_calibrate(const Args& args) {
                      "nicoll-tune calibrate: the one-way times do not grow with the message size "
                      "(%.2f us at %llu B, %.2f us at %llu B): the machine was too busy to "
                      "measure; no preset written, run it again\n",
-                     one_way->begin()->second,
-                     static_cast<unsigned long long>(one_way->begin()->first),
-                     one_way->rbegin()->second,
-                     static_cast<unsigned long long>(one_way->rbegin()->first));
+                     one_way->times.begin()->second,
+                     static_cast<unsigned long long>(one_way->times.begin()->first),
+                     one_way->times.rbegin()->second,
+                     static_cast<unsigned long long>(one_way->times.rbegin()->first));
         return 1;
     }
     // A 1 MiB broadcast in 1 KiB packets down a chain of `ranks`.
@@ -390,11 +408,11 @@ int cmd_calibrate(const Args& args) {
     const double t0 = (sy - slope * sx) / k;
     const double r_inf = 1.0 / slope;  // bytes/us = MB/s
     const double n_half = t0 * r_inf;
-    const double latency = one_way->begin()->second;
-    const double per_packet =
-        std::max(0.0, (small->begin()->second - one_way->rbegin()->second) / (1024.0 - 1.0));
+    const double latency = one_way->times.begin()->second;
+    const double per_packet = std::max(
+        0.0, (small->times.begin()->second - one_way->times.rbegin()->second) / (1024.0 - 1.0));
     const double forward =
-        std::max(0.0, (chain3->begin()->second - small->begin()->second) / 1024.0);
+        std::max(0.0, (chain3->times.begin()->second - small->times.begin()->second) / 1024.0);
     std::fprintf(stderr,
                  "one-way latency (8 B): %.2f us\nt0: %.2f us\nr_inf (bandwidth): %.1f "
                  "MB/s\nn_1/2: %.0f bytes\n"

@@ -73,7 +73,12 @@ std::string write_table(const std::vector<Grid>& grids,
         const std::vector<std::uint64_t> sizes = barrier ? std::vector<std::uint64_t>{0} : g.sizes;
         const std::vector<std::uint64_t> from = starts(sizes);
         // Each communicator-size row merged along the sizes, then equal rows merged.
-        std::vector<std::pair<std::uint64_t, std::vector<Cell>>> rows;  // first comm size, cells
+        struct Row {
+            std::uint64_t lo;  // first comm size
+            bool several_nodes;
+            std::vector<Cell> cells;
+        };
+        std::vector<Row> rows;
         for (std::size_t c = 0; c < g.comm_sizes.size(); ++c) {
             std::vector<Cell> cells;
             for (std::size_t s = 0; s < sizes.size(); ++s) {
@@ -85,18 +90,21 @@ std::string write_table(const std::vector<Grid>& grids,
                 }
             }
             const std::uint64_t lo = c == 0 ? 2 : g.comm_sizes[c];
-            if (!rows.empty() && rows.back().second == cells) continue;
-            rows.emplace_back(lo, std::move(cells));
+            const bool several = c < g.several_nodes.size() && g.several_nodes[c];
+            if (!rows.empty() && rows.back().cells == cells && rows.back().several_nodes == several) {
+                continue;
+            }
+            rows.push_back({lo, several, std::move(cells)});
         }
         // A row reaches up to the next measured (or modelled) communicator size; beyond the
         // largest, nothing was measured, so the engine's auto decides.
         const std::uint64_t largest = g.comm_sizes.back();
         out += ",\n  \"" + std::string(tuning::section_name(g.section)) + "\": [\n";
         for (std::size_t r = 0; r < rows.size(); ++r) {
-            const std::uint64_t hi = r + 1 < rows.size() ? rows[r + 1].first - 1 : largest;
-            for (std::size_t i = 0; i < rows[r].second.size(); ++i) {
-                const Cell& cell = rows[r].second[i];
-                out += "    {\"comm_size\": " + range_json(rows[r].first, hi);
+            const std::uint64_t hi = r + 1 < rows.size() ? rows[r + 1].lo - 1 : largest;
+            for (const Cell& cell : rows[r].cells) {
+                out += "    {\"comm_size\": " + range_json(rows[r].lo, hi);
+                if (rows[r].several_nodes) out += ", \"nodes\": [2, \"inf\"]";
                 if (!barrier) out += ", \"bytes\": " + range_json(cell.lo, cell.hi);
                 out += ", \"algorithm\": " + quote(cell.choice.algorithm);
                 if (cell.choice.k > 0) out += ", \"k\": " + std::to_string(cell.choice.k);
@@ -104,6 +112,11 @@ std::string write_table(const std::vector<Grid>& grids,
                     out += ", \"packet_size\": " + size_json(cell.choice.packet_size);
                 }
                 out += "},\n";
+            }
+            if (rows[r].several_nodes) {  // on one node (or an unknown layout) nothing was measured
+                out += "    {\"comm_size\": " + range_json(rows[r].lo, hi);
+                if (!barrier) out += ", \"bytes\": " + range_json(0, tuning::kInf);
+                out += ", \"algorithm\": \"auto\"},\n";
             }
         }
         out += "    {\"comm_size\": " + range_json(largest + 1, tuning::kInf);
