@@ -104,14 +104,20 @@ Model hand_timed(int nodes) {
     return m;
 }
 
-// One packet over a chain of three nodes on a crossbar, timed by hand: every cost appears once.
-TEST(Broadcast, ChargesEachCostOnce) {
+// One packet of 100 bytes down a chain of three nodes on a crossbar, for runs timed by hand.
+BcastSpec hand_timed_chain() {
     BcastSpec spec;
     spec.model = hand_timed(3);
     spec.model.pio_bw = 50;        // 100 bytes: 2 us
     spec.model.dma_bw = 25;        // 100 bytes: 4 us
     spec.bytes = 100;
     spec.tree = "chain";
+    return spec;
+}
+
+// Every cost appears once.
+TEST(Broadcast, ChargesEachCostOnce) {
+    const BcastSpec spec = hand_timed_chain();
     std::string why;
     const auto r = run_bcast(spec, nullptr, &why);
     ASSERT_TRUE(r) << why;
@@ -129,12 +135,7 @@ TEST(Broadcast, ChargesEachCostOnce) {
 // host forwarding the late host sends on only once it is back, and its subtree waits for it.
 // Host CPU: the root's ts and PIO, each receiver's tr, and a host forwarder's ts and PIO too.
 TEST(Broadcast, ALateHostDelaysOnlyItselfWhereTheNicsForward) {
-    BcastSpec spec;
-    spec.model = hand_timed(3);
-    spec.model.pio_bw = 50;        // 100 bytes: 2 us
-    spec.model.dma_bw = 25;        // 100 bytes: 4 us
-    spec.bytes = 100;
-    spec.tree = "chain";
+    BcastSpec spec = hand_timed_chain();
     std::string why;
     const auto on_time = run_bcast(spec, nullptr, &why);
     ASSERT_TRUE(on_time) << why;
