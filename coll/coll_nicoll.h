@@ -419,8 +419,10 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p);
 void nicoll_request_cleanup(nicoll_request_t *req);
 /* Frees the transport's retired engine request, if any. */
 void nicoll_release_retired(nicoll_transport_t *t);
-/* The progress thread's round, under the lock: advances every nonblocking collective it may
- * progress; whether one of them is still in progress. */
+/* The progress thread's round, under the lock: posts the collectives handed to it, in call
+ * order; then advances every nonblocking collective it may progress, and says whether one of
+ * them is still in progress. */
+void nicoll_requests_post_deferred(void);
 bool nicoll_requests_advance(void);
 /* Engine packets this process has handed to its transports or taken from them. */
 unsigned long long nicoll_packets_moved(void);

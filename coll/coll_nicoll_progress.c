@@ -306,6 +306,7 @@ static void sleep_on(const struct futex_waitv *w, int n, long us)
  * then the nonblocking collectives the thread may progress; whether one is still in progress. */
 static bool advance(void)
 {
+    nicoll_requests_post_deferred(); /* before the polls: a peer's packet then finds it posted */
     for (int i = 0; i < watched_count; ++i) {
         (void) nicoll_transport_poll(watched[i]); /* (an error is the next collective's) */
     }

@@ -242,6 +242,15 @@ static void offloaded(nicoll_request_t *req)
     ++mca_coll_nicoll_component.stats.offloaded;
 }
 
+void nicoll_requests_post_deferred(void)
+{
+    for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
+        if (req->deferred) {
+            post_deferred(&req->module->transport);
+        }
+    }
+}
+
 bool nicoll_requests_advance(void)
 {
     bool pending = false;

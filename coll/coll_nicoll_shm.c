@@ -65,7 +65,7 @@
 /* A rank's staging area: at most this many bytes, all ranks' together at most the second. */
 #define NICOLL_SHM_STAGE_BYTES (4ul << 20)
 #define NICOLL_SHM_STAGE_TOTAL (32ul << 20)
-/* An early payload's copy up to this size is kept for the next one. */
+/* A copy of a payload the engine placed nowhere, up to this size, is kept for the next one. */
 #define NICOLL_SHM_KEEP_COPY (1u << 20)
 
 /* A rank's doorbell: its progress thread waits on `rung` (a futex) once it said `sleeping`. */
@@ -401,7 +401,8 @@ static bool shm_sent(nicoll_transport_t *t)
 }
 
 /* Reads a payload that is not in its slot (staged, or apart in `src`'s memory) into where the
- * engine places it, or into a copy of ours when its collective is not posted here yet. */
+ * engine places it (an early one too: into the engine's own memory), or into a copy of ours
+ * where the engine places it nowhere. */
 static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int src,
                                   const nicoll_shm_slot_t *in, void **at)
 {

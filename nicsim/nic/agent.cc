@@ -281,14 +281,16 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
         std::vector<EarlyPacket> packets = std::move(early->second);
         early_.erase(early);
         for (EarlyPacket& p : packets) {
-            std::span<const std::byte> payload;
-            if (p.forwarded) {
-                payload = {p.forwarded.get(), p.payload.length};
-                forwarded_.emplace_back(s, std::move(p.forwarded));
-            } else {
-                payload = channels_.read(s, p.payload);
+            if (!p.held.data) {
+                feed(slot, p.src, p.header, channels_.read(s, p.payload));
+                continue;
             }
-            feed(slot, p.src, p.header, payload);
+            feed(slot, p.src, p.header, {p.held.data.get(), p.payload.length});
+            if (p.header.flags & kForwardedEarly) {
+                forwarded_.emplace_back(s, std::move(p.held.data));
+            } else {
+                give_back(std::move(p.held));
+            }
         }
         channels_.drop(s);
     }
@@ -311,28 +313,64 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
 // The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
 // when this returns.
 Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
-    if (header.kind == PacketKind::abort) return on_abort(header);
-    if (aborted(header.seq)) return Status::ok;  // a packet of a collective a rank gave up
-    Slot* slot = find(header.seq);
-    if (slot == nullptr) return keep_early(src, header, payload);
-    return feed(*slot, src, header, payload);
+    Room room = rooms_.empty() ? Room{} : claim_room(src, payload);
+    Status s = Status::ok;
+    if (header.kind == PacketKind::abort) {
+        s = on_abort(header);
+    } else if (aborted(header.seq)) {
+        // a packet of a collective a rank gave up
+    } else if (Slot* slot = find(header.seq); slot == nullptr) {
+        s = keep_early(src, header, payload, room);
+    } else {
+        s = feed(*slot, src, header, payload);  // (posted since its room was given)
+    }
+    if (room.data) give_back(std::move(room));
+    return s;
 }
 
-Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
+Agent::Room Agent::claim_room(Rank src, std::span<const std::byte> payload) {
+    for (auto it = rooms_.begin(); it != rooms_.end(); ++it) {
+        if (it->first == src) {
+            Room room = std::move(it->second);
+            rooms_.erase(it);
+            if (payload.data() == room.data.get()) return room;
+            give_back(std::move(room));  // the fabric received elsewhere after all
+            break;
+        }
+    }
+    return {};
+}
+
+void Agent::give_back(Room room) {
+    if (room.data && spare_rooms_.size() < kSpareRooms &&
+        spare_bytes_ + room.bytes <= kSpareRoomBytes) {
+        spare_bytes_ += room.bytes;
+        spare_rooms_.push_back(std::move(room));
+    }  // (else freed here)
+}
+
+Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload,
+                         Room& room) {
     if (!is_future(header.seq)) return Status::protocol;  // its collective is long over
     // A NACK for a collective not posted here asks for a packet that leaves once it is.
     if (header.kind == PacketKind::nack) return Status::ok;
     if (const plan::Tree* t = named_tree_of(src, header); t != nullptr) {
-        // Forwarded now, from a copy of the agent's own that lives until the broadcast is over.
-        EarlyPacket p{src, header, {0, payload.size()}, nullptr};
-        p.forwarded = std::make_unique_for_overwrite<std::byte[]>(payload.size());
-        if (!payload.empty()) std::memcpy(p.forwarded.get(), payload.data(), payload.size());
+        // Forwarded now, from memory of the agent's own that lives until the broadcast is over.
+        EarlyPacket p{src, header, {0, payload.size()}, std::move(room)};
+        if (!p.held.data) {
+            p.held = {std::make_unique_for_overwrite<std::byte[]>(payload.size()), payload.size()};
+            if (!payload.empty()) std::memcpy(p.held.data.get(), payload.data(), payload.size());
+        }
         const Status s = nic_->forward(nic_->route(t->children[rank_]), header,
-                                       {p.forwarded.get(), payload.size()});
+                                       {p.held.data.get(), payload.size()});
         if (failed(s)) return s;
         ++stats_.forwarded;
         p.header.flags |= kForwardedEarly;
         early_[header.seq].push_back(std::move(p));
+        return Status::ok;
+    }
+    if (room.data) {  // received into a room: kept there
+        early_[header.seq].push_back({src, header, {0, payload.size()}, std::move(room)});
         return Status::ok;
     }
     const auto kept = channels_.store(header.seq, header.payload_bytes, payload);
@@ -340,7 +378,7 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
         ++stats_.early_dropped;  // its collective asks for it again once posted
         return Status::ok;
     }
-    early_[header.seq].push_back({src, header, *kept, nullptr});
+    early_[header.seq].push_back({src, header, *kept, {}});
     return Status::ok;
 }
 
@@ -368,8 +406,34 @@ Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
 
 std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
     Slot* slot = find(header.seq);
-    if (slot == nullptr || slot->status != Status::in_progress) return {};
-    return slot->op->placement(src, header);
+    if (slot != nullptr) {
+        return slot->status == Status::in_progress ? slot->op->placement(src, header)
+                                                   : std::span<std::byte>{};
+    }
+    if (!channels_.unbounded() || header.payload_bytes == 0 || header.kind == PacketKind::abort ||
+        header.kind == PacketKind::nack || aborted(header.seq) || !is_future(header.seq)) {
+        return {};
+    }
+    // Early: a room, preferably one whose pages the process has touched before.
+    give_back(claim_room(src, {}));  // (a room given before and not delivered into)
+    Room room;
+    auto fits = spare_rooms_.end();  // the smallest that fits
+    for (auto it = spare_rooms_.begin(); it != spare_rooms_.end(); ++it) {
+        if (it->bytes >= header.payload_bytes && (fits == spare_rooms_.end() || it->bytes < fits->bytes)) {
+            fits = it;
+        }
+    }
+    if (fits != spare_rooms_.end()) {
+        spare_bytes_ -= fits->bytes;
+        room = std::move(*fits);
+        spare_rooms_.erase(fits);
+    } else {
+        room = {std::make_unique_for_overwrite<std::byte[]>(header.payload_bytes),
+                header.payload_bytes};
+    }
+    const std::span<std::byte> at{room.data.get(), header.payload_bytes};
+    rooms_.emplace_back(src, std::move(room));
+    return at;
 }
 
 Status Agent::progress() {

@@ -147,8 +147,11 @@ public:
     Status deliver(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
 
     // Where the payload of the packet `header` announces belongs (Operation::placement): for a
-    // fabric that receives a payload apart from its header. Empty when its collective is not
-    // posted here yet, or the bytes go elsewhere; deliver() copies them then.
+    // fabric that receives a payload apart from its header. When its collective is not posted
+    // here yet, a room of the agent's own that the packet's delivery then keeps as it is (a
+    // real job's channels, which keep every early payload: channels.h), so that an early payload
+    // too is received once; the fabric delivers the packet before it places the sender's next
+    // one. Empty when the bytes go elsewhere; deliver() copies them then.
     std::span<std::byte> placement(Rank src, const PacketHeader& header);
 
     // Offers queued packets to the fabric again: ok when none is left, in_progress while some
@@ -211,13 +214,18 @@ private:
         bool released = false;
         bool aborted_here = false;  // failed here and given up: done once the aborts left
     };
+    // Memory of the agent's own that holds an early payload.
+    struct Room {
+        std::unique_ptr<std::byte[]> data;
+        std::size_t bytes = 0;
+    };
     struct EarlyPacket {
         Rank src;
         PacketHeader header;
         Channels::Slice payload;
-        // A packet forwarded on arrival: its payload (payload.length bytes) is here, not in the
-        // channels, where the NIC sends it from.
-        std::unique_ptr<std::byte[]> forwarded;
+        // Its payload (payload.length bytes) when it is not in the channels: a packet forwarded
+        // on arrival (kForwardedEarly), which the NIC sends from, or one received into a room.
+        Room held;
     };
 
     // The NIC hands this host the collectives' packets as they arrive, and, on the agent's own
@@ -262,7 +270,13 @@ private:
         return build_tree(shape, key, k, root);
     }
     const plan::Tree& build_tree(const plan::TreeShape& shape, std::uint64_t key, int k, Rank root);
-    Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
+    Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload,
+                      Room& room);
+    // The room placement() gave the packet from `src` whose payload is `payload`, if it did.
+    Room claim_room(Rank src, std::span<const std::byte> payload);
+    // A room no longer needed: kept for the next early payloads, up to kSpareRooms rooms and
+    // kSpareRoomBytes in all, else freed.
+    void give_back(Room room);
     // The tree a broadcast's early packet from `src` names, where this rank forwards it: null
     // when it names none, `src` is not this rank's parent in it, or this rank has no children.
     const plan::Tree* named_tree_of(Rank src, const PacketHeader& header);
@@ -301,6 +315,14 @@ private:
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
     std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
+    // Rooms given to early packets in flight (at most one per sender: a fabric places a sender's
+    // packets in order), and rooms free again, whose pages are already the process's: a job's
+    // next collectives bring early payloads of the same sizes.
+    std::vector<std::pair<Rank, Room>> rooms_;
+    std::vector<Room> spare_rooms_;
+    std::size_t spare_bytes_ = 0;
+    static constexpr std::size_t kSpareRooms = 8;
+    static constexpr std::size_t kSpareRoomBytes = std::size_t{64} << 20;
     // The payloads of packets forwarded before their collective was posted, by collective, which
     // the NIC may send from until it has let them go: kept until their collective is forgotten
     // and the NIC holds no packet (drop_forwarded()).

@@ -56,6 +56,9 @@ public:
 
     explicit Channels(const ChannelConfig& config);
 
+    // Whether every early payload is kept (a real job), however many.
+    bool unbounded() const { return unbounded_; }
+
     // Keeps the payload of an early packet of collective `seq`: `payload` is empty or
     // payload_bytes long. nullopt when the channel is full or still holds another collective.
     std::optional<Slice> store(Seq seq, std::uint32_t payload_bytes,

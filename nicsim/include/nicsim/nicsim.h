@@ -110,9 +110,11 @@ nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void 
 
 /* For a transport that carries a large payload apart from its header: the header from `src`
  * arrived, its payload has not. Sets *payload_bytes to the payload's size and *at to where it
- * belongs in its collective's buffer, or to NULL when it has no place yet (its collective is not
- * posted here; receive it anywhere). Receive the payload there, then nicsim_group_deliver() the
- * header with it. Every packet from `src` before this one must have been delivered. */
+ * belongs: in its collective's buffer, or, when its collective is not posted here yet, in memory
+ * of the engine's own, where the engine keeps it until then; NULL when the engine places it
+ * nowhere (receive it anywhere). Receive the payload there, then nicsim_group_deliver() the
+ * header with it, before placing the next packet from `src`. Every packet from `src` before this
+ * one must have been delivered. */
 nicsim_status_t nicsim_group_place(nicsim_group_t *group, int src, const void *header, void **at,
                                    size_t *payload_bytes);
 
