@@ -292,7 +292,6 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
                 give_back(std::move(p.held));
             }
         }
-        channels_.drop(s);
     }
     return posted;
 }
@@ -369,7 +368,11 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
         early_[header.seq].push_back(std::move(p));
         return Status::ok;
     }
-    if (room.data) {  // received into a room: kept there
+    if (channels_.unbounded() && !payload.empty()) {  // kept in a room, received there or copied
+        if (!room.data) {
+            room = take_room(payload.size());
+            std::memcpy(room.data.get(), payload.data(), payload.size());
+        }
         early_[header.seq].push_back({src, header, {0, payload.size()}, std::move(room)});
         return Status::ok;
     }
@@ -414,26 +417,26 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
         header.kind == PacketKind::nack || aborted(header.seq) || !is_future(header.seq)) {
         return {};
     }
-    // Early: a room, preferably one whose pages the process has touched before.
     give_back(claim_room(src, {}));  // (a room given before and not delivered into)
-    Room room;
-    auto fits = spare_rooms_.end();  // the smallest that fits
-    for (auto it = spare_rooms_.begin(); it != spare_rooms_.end(); ++it) {
-        if (it->bytes >= header.payload_bytes && (fits == spare_rooms_.end() || it->bytes < fits->bytes)) {
-            fits = it;
-        }
-    }
-    if (fits != spare_rooms_.end()) {
-        spare_bytes_ -= fits->bytes;
-        room = std::move(*fits);
-        spare_rooms_.erase(fits);
-    } else {
-        room = {std::make_unique_for_overwrite<std::byte[]>(header.payload_bytes),
-                header.payload_bytes};
-    }
+    Room room = take_room(header.payload_bytes);
     const std::span<std::byte> at{room.data.get(), header.payload_bytes};
     rooms_.emplace_back(src, std::move(room));
     return at;
+}
+
+Agent::Room Agent::take_room(std::size_t bytes) {
+    auto fits = spare_rooms_.end();  // the smallest spare that fits, wasting at most half
+    for (auto it = spare_rooms_.begin(); it != spare_rooms_.end(); ++it) {
+        if (it->bytes >= bytes && it->bytes / 2 <= bytes &&
+            (fits == spare_rooms_.end() || it->bytes < fits->bytes)) {
+            fits = it;
+        }
+    }
+    if (fits == spare_rooms_.end()) return {std::make_unique_for_overwrite<std::byte[]>(bytes), bytes};
+    spare_bytes_ -= fits->bytes;
+    Room room = std::move(*fits);
+    spare_rooms_.erase(fits);
+    return room;
 }
 
 Status Agent::progress() {

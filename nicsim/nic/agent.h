@@ -224,7 +224,8 @@ private:
         PacketHeader header;
         Channels::Slice payload;
         // Its payload (payload.length bytes) when it is not in the channels: a packet forwarded
-        // on arrival (kForwardedEarly), which the NIC sends from, or one received into a room.
+        // on arrival (kForwardedEarly), which the NIC sends from, or any early payload of a real
+        // job (unbounded channels), received into the room or copied there.
         Room held;
     };
 
@@ -274,6 +275,9 @@ private:
                       Room& room);
     // The room placement() gave the packet from `src` whose payload is `payload`, if it did.
     Room claim_room(Rank src, std::span<const std::byte> payload);
+    // A room of at least `bytes`: a spare one of at most twice that (its pages already the
+    // process's), else a new one.
+    Room take_room(std::size_t bytes);
     // A room no longer needed: kept for the next early payloads, up to kSpareRooms rooms and
     // kSpareRoomBytes in all, else freed.
     void give_back(Room room);

@@ -8,12 +8,6 @@ Channels::Channels(const ChannelConfig& config)
 std::optional<Channels::Slice> Channels::store(Seq seq, std::uint32_t payload_bytes,
                                                std::span<const std::byte> payload) {
     if (payload_bytes == 0) return Slice{};
-    if (unbounded_) {
-        std::vector<std::byte>& kept = kept_[seq];
-        const Slice slice{kept.size(), payload.size()};
-        kept.insert(kept.end(), payload.begin(), payload.end());
-        return slice;
-    }
     if (channels_.empty()) return std::nullopt;
     Channel& channel = channels_[seq % channels_.size()];
     if (channel.free) {
@@ -31,7 +25,6 @@ std::optional<Channels::Slice> Channels::store(Seq seq, std::uint32_t payload_by
 
 std::span<const std::byte> Channels::read(Seq seq, Slice slice) const {
     if (slice.length == 0) return {};
-    if (unbounded_) return std::span(kept_.at(seq)).subspan(slice.offset, slice.length);
     return std::span(channels_[seq % channels_.size()].data).subspan(slice.offset, slice.length);
 }
 
@@ -43,10 +36,6 @@ void Channels::recycle(Seq seq) {
             channel.data.clear();
         }
     }
-}
-
-void Channels::drop(Seq seq) {
-    if (unbounded_) kept_.erase(seq);
 }
 
 }  // namespace nicsim::nic

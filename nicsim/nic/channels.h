@@ -21,18 +21,17 @@
 // payloads arrive, never beyond count x bytes, so a run that models only time (empty payloads,
 // sizes accounted) takes none.
 //
-// A real job has no retransmission to fall back on: there the channels are `unbounded`, and each
-// collective's early payloads are kept in memory of their own, however many, until the host has
-// copied them out (drop()). Flow control (nic.h) still bounds what is in flight; what
-// arrives early is bounded, as in MPI's own unexpected-message queue, only by what the peers
-// send before this rank posts.
+// A real job has no retransmission to fall back on: there the channels are `unbounded`, and the
+// agent keeps every early payload in memory of its own (a room, agent.h), however many, until
+// the host has copied it out; these channels then hold nothing. Flow control (nic.h) still
+// bounds what is in flight; what arrives early is bounded, as in MPI's own unexpected-message
+// queue, only by what the peers send before this rank posts.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "core/status.h"
@@ -42,7 +41,7 @@ namespace nicsim::nic {
 struct ChannelConfig {
     std::size_t count = 4;          // channels: the collectives that may be ahead of the host
     std::size_t bytes = 64 * 1024;  // bytes of payload one channel holds
-    bool unbounded = false;         // keep every early payload; count and bytes do not apply
+    bool unbounded = false;         // the agent keeps every early payload; count and bytes do not apply
 };
 
 class Channels {
@@ -56,11 +55,12 @@ public:
 
     explicit Channels(const ChannelConfig& config);
 
-    // Whether every early payload is kept (a real job), however many.
+    // Whether the agent keeps every early payload itself (a real job).
     bool unbounded() const { return unbounded_; }
 
     // Keeps the payload of an early packet of collective `seq`: `payload` is empty or
-    // payload_bytes long. nullopt when the channel is full or still holds another collective.
+    // payload_bytes long. nullopt when the channel is full or still holds another collective
+    // (always, for a payload, when unbounded: the agent keeps those).
     std::optional<Slice> store(Seq seq, std::uint32_t payload_bytes,
                                std::span<const std::byte> payload);
 
@@ -69,10 +69,6 @@ public:
 
     // Every rank has completed `seq` and every collective before it: their channels are free.
     void recycle(Seq seq);
-
-    // The host has copied `seq`'s early payloads out. Unbounded channels free them now; bounded
-    // ones wait for recycle(), which knows that no rank still sends into the channel.
-    void drop(Seq seq);
 
 private:
     struct Channel {
@@ -85,7 +81,6 @@ private:
     std::size_t bytes_;
     bool unbounded_;
     std::vector<Channel> channels_;
-    std::unordered_map<Seq, std::vector<std::byte>> kept_;  // unbounded: payloads by collective
 };
 
 }  // namespace nicsim::nic
