@@ -432,7 +432,9 @@ Agent::Room Agent::take_room(std::size_t bytes) {
             fits = it;
         }
     }
-    if (fits == spare_rooms_.end()) return {std::make_unique_for_overwrite<std::byte[]>(bytes), bytes};
+    if (fits == spare_rooms_.end()) {
+        return {std::make_unique_for_overwrite<std::byte[]>(bytes), bytes};
+    }
     spare_bytes_ -= fits->bytes;
     Room room = std::move(*fits);
     spare_rooms_.erase(fits);

@@ -148,10 +148,10 @@ public:
 
     // Where the payload of the packet `header` announces belongs (Operation::placement): for a
     // fabric that receives a payload apart from its header. When its collective is not posted
-    // here yet, a room of the agent's own that the packet's delivery then keeps as it is (a
-    // real job's channels, which keep every early payload: channels.h), so that an early payload
-    // too is received once; the fabric delivers the packet before it places the sender's next
-    // one. Empty when the bytes go elsewhere; deliver() copies them then.
+    // here yet (in a real job: unbounded channels), a room of the agent's own, which the
+    // packet's delivery then keeps as it is, so that an early payload too is received once; the
+    // fabric delivers the packet before it places the sender's next one. Empty when the bytes go
+    // elsewhere; deliver() copies them then.
     std::span<std::byte> placement(Rank src, const PacketHeader& header);
 
     // Offers queued packets to the fabric again: ok when none is left, in_progress while some

@@ -41,7 +41,7 @@ namespace nicsim::nic {
 struct ChannelConfig {
     std::size_t count = 4;          // channels: the collectives that may be ahead of the host
     std::size_t bytes = 64 * 1024;  // bytes of payload one channel holds
-    bool unbounded = false;         // the agent keeps every early payload; count and bytes do not apply
+    bool unbounded = false;         // the agent keeps every early payload (count, bytes unused)
 };
 
 class Channels {

@@ -300,7 +300,9 @@ TEST(CApi, EarlyPayloadsAreReceivedIntoRoomsThatTheEngineReuses) {
     for (int round = 0; round < 3; ++round) {
         const bool post_before_delivery = 2 == round;
         std::vector<unsigned char> sent(5000), got(5000, 0xee);
-        for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<unsigned char>(i * 3 + round);
+        for (size_t i = 0; i < sent.size(); ++i) {
+            sent[i] = static_cast<unsigned char>(i * 3 + round);
+        }
         nicsim_request_t* request[2];
         ASSERT_EQ(nicsim_bcast_post(group[0], binomial, 0, 0, sent.data(), sent.size(), 8192,
                                     &request[0]),
@@ -329,7 +331,8 @@ TEST(CApi, EarlyPayloadsAreReceivedIntoRoomsThatTheEngineReuses) {
         }
         EXPECT_EQ(got, sent) << "round " << round;
         for (const auto& credit : box[1].packets) {
-            ASSERT_EQ(nicsim_group_deliver(group[0], 1, credit.bytes.data(), nullptr, 0), NICSIM_OK);
+            ASSERT_EQ(nicsim_group_deliver(group[0], 1, credit.bytes.data(), nullptr, 0),
+                      NICSIM_OK);
         }
         box[1].packets.clear();
         for (int r = 0; r < 2; ++r) {
