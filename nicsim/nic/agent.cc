@@ -312,7 +312,7 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
 // The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
 // when this returns.
 Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
-    Room room = rooms_.empty() ? Room{} : claim_room(src, payload);
+    Room room = claim_room(src, payload);
     Status s = Status::ok;
     if (header.kind == PacketKind::abort) {
         s = on_abort(header);
@@ -353,27 +353,23 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
     if (!is_future(header.seq)) return Status::protocol;  // its collective is long over
     // A NACK for a collective not posted here asks for a packet that leaves once it is.
     if (header.kind == PacketKind::nack) return Status::ok;
-    if (const plan::Tree* t = named_tree_of(src, header); t != nullptr) {
-        // Forwarded now, from memory of the agent's own that lives until the broadcast is over.
-        EarlyPacket p{src, header, {0, payload.size()}, std::move(room)};
-        if (!p.held.data) {
-            p.held = {std::make_unique_for_overwrite<std::byte[]>(payload.size()), payload.size()};
-            if (!payload.empty()) std::memcpy(p.held.data.get(), payload.data(), payload.size());
-        }
-        const Status s = nic_->forward(nic_->route(t->children[rank_]), header,
-                                       {p.held.data.get(), payload.size()});
-        if (failed(s)) return s;
-        ++stats_.forwarded;
-        p.header.flags |= kForwardedEarly;
-        early_[header.seq].push_back(std::move(p));
-        return Status::ok;
-    }
-    if (channels_.unbounded() && !payload.empty()) {  // kept in a room, received there or copied
+    const plan::Tree* t = named_tree_of(src, header);
+    if (t != nullptr || (channels_.unbounded() && !payload.empty())) {
+        // Kept in a room, received there or copied there; forwarded now, from it, when this rank
+        // forwards the broadcast (the room then lives until the broadcast is over).
         if (!room.data) {
             room = take_room(payload.size());
-            std::memcpy(room.data.get(), payload.data(), payload.size());
+            if (!payload.empty()) std::memcpy(room.data.get(), payload.data(), payload.size());
         }
-        early_[header.seq].push_back({src, header, {0, payload.size()}, std::move(room)});
+        EarlyPacket p{src, header, {0, payload.size()}, std::move(room)};
+        if (t != nullptr) {
+            const Status s = nic_->forward(nic_->route(t->children[rank_]), header,
+                                           {p.held.data.get(), payload.size()});
+            if (failed(s)) return s;
+            ++stats_.forwarded;
+            p.header.flags |= kForwardedEarly;
+        }
+        early_[header.seq].push_back(std::move(p));
         return Status::ok;
     }
     const auto kept = channels_.store(header.seq, header.payload_bytes, payload);
@@ -417,7 +413,7 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
         header.kind == PacketKind::nack || aborted(header.seq) || !is_future(header.seq)) {
         return {};
     }
-    give_back(claim_room(src, {}));  // (a room given before and not delivered into)
+    (void) claim_room(src, {});  // a room given before and never delivered into goes back
     Room room = take_room(header.payload_bytes);
     const std::span<std::byte> at{room.data.get(), header.payload_bytes};
     rooms_.emplace_back(src, std::move(room));

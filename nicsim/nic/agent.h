@@ -273,7 +273,8 @@ private:
     const plan::Tree& build_tree(const plan::TreeShape& shape, std::uint64_t key, int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload,
                       Room& room);
-    // The room placement() gave the packet from `src` whose payload is `payload`, if it did.
+    // The room placement() gave the packet from `src` whose payload is `payload`, if it did; a
+    // room given to `src` that does not hold `payload` goes back (give_back).
     Room claim_room(Rank src, std::span<const std::byte> payload);
     // A room of at least `bytes`: a spare one of at most twice that (its pages already the
     // process's), else a new one.
