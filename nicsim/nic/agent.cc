@@ -276,24 +276,30 @@ Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
     const Status posted = failed(slot.status) ? slot.status : Status::ok;
     // A peer told us it could not take part: the collective is posted, and fails.
     if (slot.status == Status::in_progress && aborted(s)) settle(s, slot, Status::peer_failed);
-    if (const auto early = early_.empty() ? early_.end() : early_.find(s); early != early_.end()) {
-        // The host copies the early payloads out of the channel.
-        std::vector<EarlyPacket> packets = std::move(early->second);
-        early_.erase(early);
-        for (EarlyPacket& p : packets) {
-            if (!p.held.data) {
-                feed(slot, p.src, p.header, channels_.read(s, p.payload));
-                continue;
-            }
-            feed(slot, p.src, p.header, {p.held.data.get(), p.payload.length});
-            if (p.header.flags & kForwardedEarly) {
-                forwarded_.emplace_back(s, std::move(p.held.data));
-            } else {
-                give_back(std::move(p.held));
-            }
+    if (!early_.empty()) feed_early(slot);
+    return posted;
+}
+
+void Agent::feed_early(Slot& slot) {
+    for (EarlyPacket& p : early_) {
+        if (p.header.seq == slot.seq) posted_early_.push_back(std::move(p));
+    }
+    if (posted_early_.empty()) return;
+    std::erase_if(early_, [&](const EarlyPacket& p) { return p.header.seq == slot.seq; });
+    for (EarlyPacket& p : posted_early_) {
+        if (!p.held.data) {
+            // The host copies the early payloads out of the channel.
+            feed(slot, p.src, p.header, channels_.read(slot.seq, p.payload));
+            continue;
+        }
+        feed(slot, p.src, p.header, {p.held.data.get(), p.payload.length});
+        if (p.header.flags & kForwardedEarly) {
+            forwarded_.emplace_back(slot.seq, std::move(p.held.data));
+        } else {
+            give_back(std::move(p.held));
         }
     }
-    return posted;
+    posted_early_.clear();
 }
 
 Status Agent::deliver(Rank src, std::span<const std::byte> packet) {
@@ -369,7 +375,7 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
             ++stats_.forwarded;
             p.header.flags |= kForwardedEarly;
         }
-        early_[header.seq].push_back(std::move(p));
+        early_.push_back(std::move(p));
         return Status::ok;
     }
     const auto kept = channels_.store(header.seq, header.payload_bytes, payload);
@@ -377,7 +383,7 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
         ++stats_.early_dropped;  // its collective asks for it again once posted
         return Status::ok;
     }
-    early_[header.seq].push_back({src, header, *kept, {}});
+    early_.push_back({src, header, *kept, {}});
     return Status::ok;
 }
 
@@ -502,12 +508,6 @@ Status Agent::recycle(Seq seq) {
 
 bool Agent::is_future(Seq seq) const {
     return seq_at_or_after(seq, next_seq_);
-}
-
-std::size_t Agent::early_packets() const {
-    std::size_t n = 0;
-    for (const auto& [seq, packets] : early_) n += packets.size();
-    return n;
 }
 
 }  // namespace nicsim::nic

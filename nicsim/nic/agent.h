@@ -181,7 +181,7 @@ public:
 
     // Collectives posted and not yet forgotten, and packets kept for collectives not yet posted.
     std::size_t active() const { return live_; }
-    std::size_t early_packets() const;
+    std::size_t early_packets() const { return early_.size(); }
     const CollectiveStats& stats() const { return stats_; }
     // The state of the collective last fed a packet, for a driver that prefetches it before the
     // next packet (it may be forgotten since: only an address, never to be read).
@@ -289,6 +289,8 @@ private:
                       std::span<std::byte> message, Seq* seq, std::uint16_t named);
     Status feed(Slot& slot, Rank src, const PacketHeader& header,
                 std::span<const std::byte> payload);
+    // The packets kept for the collective just posted in `slot`, fed to it in their order.
+    void feed_early(Slot& slot);
     void settle(Seq seq, Slot& slot, Status s);
     bool is_future(Seq seq) const;
     // The group's ranks in locality order.
@@ -319,7 +321,11 @@ private:
     // The last allgather forgotten, kept to become the next one of the same schedule and sizes
     // (AllgatherOp::reuse): a job repeats its calls.
     std::unique_ptr<AllgatherOp, OpEnd> idle_allgather_;
-    std::unordered_map<Seq, std::vector<EarlyPacket>> early_;
+    // Packets of collectives not posted yet, in order of arrival, and those of the collective
+    // being posted while they are fed to it: vectors that keep their memory (a job's barriers
+    // and small collectives meet early packets at every call).
+    std::vector<EarlyPacket> early_;
+    std::vector<EarlyPacket> posted_early_;
     // Rooms given to early packets in flight (at most one per sender: a fabric places a sender's
     // packets in order), and rooms free again, whose pages are already the process's: a job's
     // next collectives bring early payloads of the same sizes.
