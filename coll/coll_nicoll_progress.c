@@ -47,6 +47,7 @@
 
 bool nicoll_locking;
 bool nicoll_thread_posts;
+bool nicoll_core_each;
 
 /* Rounds in which nothing moved that the thread polls through before it sleeps. */
 #define NICOLL_PROGRESS_SPIN 64
@@ -128,6 +129,7 @@ void nicoll_progress_open(void)
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
     nicoll_thread_posts = nicoll_locking && spare;
+    nicoll_core_each = cores >= ranks;
     NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes on this "
                    "node)",
                    !nicoll_locking       ? "caller"

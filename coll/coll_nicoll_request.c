@@ -13,10 +13,6 @@
 
 #include "opal/runtime/opal_progress.h"
 
-/* A blocking collective over shared memory polls its rings this many times per call to
- * opal_progress(). */
-#define NICOLL_POLLS_PER_PROGRESS 16
-
 static nicoll_request_t *active_head; /* nonblocking requests in flight, oldest first */
 static nicoll_request_t **active_tail = &active_head;
 static bool progressing; /* the callback does not re-enter itself */
@@ -341,6 +337,20 @@ void nicoll_abort_unwaited(nicoll_module_t *m)
     }
 }
 
+/* How many times a blocking collective waiting on shared memory polls its rings per call to
+ * Open MPI's progress. Yielding when idle (mpi_yield_when_idle, on by itself on an oversubscribed
+ * node), every such call that finds nothing is a sched_yield, and a packet that lands meanwhile
+ * waits for it to return. Where the processes share cores, the yield gives the core to a peer
+ * that needs it: poll a few rounds, then yield. Where each has a core, there is no one to give
+ * it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB broadcasts
+ * 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; 4 oversubscribed
+ * ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64.) (Open MPI sets its yield flag late in
+ * MPI_Init, after nicoll's set-up: read here.) */
+static unsigned polls_per_progress(void)
+{
+    return opal_progress_yield_when_idle && nicoll_core_each ? 64 : 16;
+}
+
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
 {
     struct ompi_communicator_t *comm = req->module->transport.comm;
@@ -355,15 +365,15 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     nicoll_transport_t *t = &req->module->transport;
     if (NULL == request) {
         /* Shared memory needs only our own polling: Open MPI's progress (other traffic, other
-         * nonblocking collectives, yielding an oversubscribed core) runs every few rounds. (Every
-         * round, an idle rank of a loaded machine yields to other jobs at each poll and waits
-         * for a time slice to see its packet.) The PML moves our packets only in Open MPI's
+         * nonblocking collectives, yielding an oversubscribed core) runs every few rounds,
+         * polls_per_progress(). (Every round, an idle rank of a loaded machine yields to other
+         * jobs at each poll and waits for a time slice to see its packet.) The PML moves our packets only in Open MPI's
          * progress, so it runs every round where a peer is reached through it; and so it does
          * where one is reached through UCX: a packet from another node takes microseconds, which
          * a waiting rank spends better giving its core to the one that forwards it than polling
          * (docs/measurements.md: small broadcasts on emulated nodes 0.52-0.95 times coll/tuned's
          * time against 0.95-1.50 polling 16 rounds per yield). */
-        const unsigned every = t->pml_peers > 0 || NULL != t->ucx ? 1 : NICOLL_POLLS_PER_PROGRESS;
+        const unsigned every = t->pml_peers > 0 || NULL != t->ucx ? 1 : polls_per_progress();
         if (nicoll_locking) {
             nicoll_progress_caller_polls(t, true);
         }
