@@ -154,8 +154,8 @@ static inline void nicoll_unlock(void)
 }
 /* Whether the thread posts nonblocking collectives itself (it has a core of its own). */
 extern bool nicoll_thread_posts;
-/* Whether the node has a core for each of the job's processes on it (set at init_query). */
-extern bool nicoll_core_each;
+/* This node's cores and the job's processes on it (set at init_query). */
+extern int nicoll_node_cores, nicoll_node_ranks;
 /* Resolves coll_nicoll_progress (at init_query). */
 void nicoll_progress_open(void);
 /* A nonblocking collective the thread may progress was posted (under the lock): the thread starts,

@@ -47,7 +47,7 @@
 
 bool nicoll_locking;
 bool nicoll_thread_posts;
-bool nicoll_core_each;
+int nicoll_node_cores, nicoll_node_ranks;
 
 /* Rounds in which nothing moved that the thread polls through before it sleeps. */
 #define NICOLL_PROGRESS_SPIN 64
@@ -108,34 +108,28 @@ void nicoll_unlock_now(void)
     }
 }
 
-/* Cores of this node and processes of this job on it. */
-static void node_counts(int *cores, int *ranks)
+void nicoll_progress_open(void)
 {
     if (NULL == opal_hwloc_topology) {
         (void) opal_hwloc_base_get_topology(); /* (loaded later in MPI_Init otherwise) */
     }
     hwloc_topology_t topology = opal_hwloc_topology;
-    *cores = NULL == topology ? 0 : hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
-    *ranks = (int) opal_process_info.num_local_peers + 1;
-}
-
-void nicoll_progress_open(void)
-{
-    int mode = mca_coll_nicoll_component.progress, cores, ranks;
-    node_counts(&cores, &ranks);
-    const bool spare = cores > ranks; /* the node has a core more than the job has processes */
+    nicoll_node_cores = NULL == topology ? 0 : hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
+    nicoll_node_ranks = (int) opal_process_info.num_local_peers + 1;
+    /* a spare core: the node has one more than the job has processes there */
+    const bool spare = nicoll_node_cores > nicoll_node_ranks;
+    int mode = mca_coll_nicoll_component.progress;
     if (NICOLL_AUTO == mode) {
         mode = spare ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
     nicoll_thread_posts = nicoll_locking && spare;
-    nicoll_core_each = cores >= ranks;
     NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes on this "
                    "node)",
                    !nicoll_locking       ? "caller"
                    : nicoll_thread_posts ? "thread, on a core of its own"
                                          : "thread, sharing its process's core",
-                   mca_coll_nicoll_component.progress_name, cores, ranks);
+                   mca_coll_nicoll_component.progress_name, nicoll_node_cores, nicoll_node_ranks);
 }
 
 static void *run(void *arg);

@@ -348,7 +348,7 @@ void nicoll_abort_unwaited(nicoll_module_t *m)
  * MPI_Init, after nicoll's set-up: read here.) */
 static unsigned polls_per_progress(void)
 {
-    return opal_progress_yield_when_idle && nicoll_core_each ? 64 : 16;
+    return opal_progress_yield_when_idle && nicoll_node_cores >= nicoll_node_ranks ? 64 : 16;
 }
 
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
