@@ -152,16 +152,19 @@ static inline void nicoll_unlock(void)
         nicoll_unlock_now();
     }
 }
-/* Whether the thread posts nonblocking collectives itself (it has a core of its own). */
-extern bool nicoll_thread_posts;
 /* This node's cores and the job's processes on it (set at init_query). */
 extern int nicoll_node_cores, nicoll_node_ranks;
+/* Whether the node has a core more than the job has processes there: one for a progress thread. */
+static inline bool nicoll_spare_core(void)
+{
+    return nicoll_node_cores > nicoll_node_ranks;
+}
 /* Resolves coll_nicoll_progress (at init_query). */
 void nicoll_progress_open(void);
-/* A nonblocking collective the thread may progress was posted (under the lock): the thread starts,
- * and is woken once the lock is let go when it posts, or when the collective's packets may come
- * without a doorbell (`rings` false). */
-void nicoll_progress_posted(bool rings);
+/* A nonblocking collective the thread may progress was posted, or handed to the thread to post
+ * (under the lock): the thread starts, and is woken once the lock is let go where `wake` (it is
+ * to post the collective, or the collective's packets may come without a doorbell). */
+void nicoll_progress_posted(bool wake);
 /* Under the lock: the thread polls (or no longer polls) a transport for packets that come before
  * their collective is posted, and sleeps on its doorbell or UCX's event: one set up, with
  * shared-memory or UCX peers and none reached through the PML. */
@@ -426,6 +429,8 @@ void nicoll_release_retired(nicoll_transport_t *t);
  * them is still in progress. */
 void nicoll_requests_post_deferred(void);
 bool nicoll_requests_advance(void);
+/* Under the lock: whether a collective handed to the progress thread is not posted yet. */
+bool nicoll_requests_deferred(void);
 /* Engine packets this process has handed to its transports or taken from them. */
 unsigned long long nicoll_packets_moved(void);
 /* Under the lock: whether every packet the progress thread's nonblocking collectives wait for

@@ -10,9 +10,12 @@
  *
  * Where the node has a core for it, the thread is bound there, posts each nonblocking collective
  * itself (the caller's call returns at once, and the first packets' copies run on the thread's
- * core) and is woken by every post. Where it shares its process's core, waking it would only take
- * the core from the caller in the middle of its call: the caller posts, and the thread is woken
- * by its peers' packets, taking the core from the computation that follows.
+ * core) and is woken by every post. Where it shares its process's core, the caller posts, and the
+ * thread is woken by its peers' packets, taking the core from the computation that follows;
+ * except an allgather of blocks over NICOLL_INLINE_BYTES, whose post copies them
+ * (coll_nicoll_request.c): the thread posts it, woken by the post but first sleeping
+ * NICOLL_PROGRESS_POST_DELAY_US, so that the kernel preempts the caller's computation for it when
+ * the timer fires, not the caller's call (which would then take as long as the post).
  *
  * It sleeps on futexes: its process's post counter and a doorbell per shared-memory segment
  * (coll_nicoll_shm.c), which a peer rings after each packet for, or slot freed by, a rank that
@@ -38,6 +41,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,7 +50,6 @@
 #include "opal/util/proc.h"
 
 bool nicoll_locking;
-bool nicoll_thread_posts;
 int nicoll_node_cores, nicoll_node_ranks;
 
 /* Rounds in which nothing moved that the thread polls through before it sleeps. */
@@ -56,6 +59,10 @@ int nicoll_node_cores, nicoll_node_ranks;
  * for rings one). */
 #define NICOLL_PROGRESS_STEP_US 200
 #define NICOLL_PROGRESS_SAFETY_US 100000
+/* On a core it shares, how long the thread woken to post a collective sleeps before it does: long
+ * enough for the caller to leave its MPI call (2 ranks, MPI_Iallgather of 64 KiB-1 MiB: after
+ * 5 us the post's copies still landed in the call, after 20 us in the computation). */
+#define NICOLL_PROGRESS_POST_DELAY_US 20
 /* The most doorbells it sleeps on (futex_waitv takes 128 futexes). */
 #define NICOLL_PROGRESS_BELLS 63
 
@@ -116,18 +123,15 @@ void nicoll_progress_open(void)
     hwloc_topology_t topology = opal_hwloc_topology;
     nicoll_node_cores = NULL == topology ? 0 : hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     nicoll_node_ranks = (int) opal_process_info.num_local_peers + 1;
-    /* a spare core: the node has one more than the job has processes there */
-    const bool spare = nicoll_node_cores > nicoll_node_ranks;
     int mode = mca_coll_nicoll_component.progress;
     if (NICOLL_AUTO == mode) {
-        mode = spare ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
+        mode = nicoll_spare_core() ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
-    nicoll_thread_posts = nicoll_locking && spare;
     NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes on this "
                    "node)",
-                   !nicoll_locking       ? "caller"
-                   : nicoll_thread_posts ? "thread, on a core of its own"
+                   !nicoll_locking      ? "caller"
+                   : nicoll_spare_core() ? "thread, on a core of its own"
                                          : "thread, sharing its process's core",
                    mca_coll_nicoll_component.progress_name, nicoll_node_cores, nicoll_node_ranks);
 }
@@ -246,7 +250,7 @@ static pthread_once_t thread_set_once = PTHREAD_ONCE_INIT;
 static void choose_thread_set(void)
 {
     hwloc_topology_t topology = opal_hwloc_topology;
-    if (NULL == topology || !nicoll_thread_posts) { /* (a spare core: the thread posts) */
+    if (NULL == topology || !nicoll_spare_core()) {
         return;
     }
     hwloc_bitmap_t mine = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
@@ -358,6 +362,9 @@ static void *run(void *arg)
 {
     (void) arg;
     bind_thread();
+    if (!nicoll_spare_core()) { /* its delayed posts to the microsecond, not the default 50 */
+        (void) prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+    }
     struct futex_waitv w[NICOLL_PROGRESS_BELLS + 2];
     unsigned idle = 0, step_us = 1, unarmed_rounds = 0;
     pthread_mutex_lock(&lock);
@@ -418,6 +425,12 @@ static void *run(void *arg)
             step_us = step_us < NICOLL_PROGRESS_STEP_US ? 2 * step_us : step_us;
         }
         pthread_mutex_lock(&lock);
+        if (!nicoll_spare_core() && nicoll_requests_deferred()) {
+            pthread_mutex_unlock(&lock); /* the caller leaves its call meanwhile */
+            const struct timespec delay = {0, 1000L * NICOLL_PROGRESS_POST_DELAY_US};
+            nanosleep(&delay, NULL);
+            pthread_mutex_lock(&lock);
+        }
         say_asleep(false);
         idle = 0;
     }
@@ -425,10 +438,9 @@ static void *run(void *arg)
     return NULL;
 }
 
-void nicoll_progress_posted(bool rings)
+void nicoll_progress_posted(bool wake)
 {
-    if (nicoll_locking && start_thread() &&
-        (nicoll_thread_posts || !rings || watch_overflow)) {
+    if (start_thread() && (wake || watch_overflow)) {
         post_unseen = true;
     }
 }
