@@ -185,10 +185,10 @@ static void post_deferred(nicoll_transport_t *t)
 }
 
 /* Whether the progress thread posts the collective rather than the caller (coll_nicoll_progress.c):
- * a nonblocking one it may progress, where it has a core of its own; on the core it shares with
- * its process, an allgather of blocks that go apart from their headers, whose post copies the
- * own block and takes the blocks already there: work the thread can do in the computation's
- * window instead of the caller's call. (2 ranks, OSU's overlap loop, the time an iteration took
+ * in thread mode, a nonblocking one it may progress, where it has a core of its own; on the core
+ * it shares with its process, an allgather of blocks that go apart from their headers, whose post
+ * copies the own block and takes the blocks already there: work the thread can do in the
+ * computation's window instead of the caller's call. (2 ranks, OSU's overlap loop, the time an iteration took
  * beyond its computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34
  * with the thread, 11 runs alternating; its pure communication, waited for at once, took 1.1-1.6
  * times as long. A broadcast's receivers already copy in that window, woken by the root's
@@ -196,7 +196,7 @@ static void post_deferred(nicoll_transport_t *t)
  * against 12-18, 5 runs.) */
 static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p)
 {
-    return req->coll >= NICOLL_IBARRIER && thread_may_progress(req) &&
+    return nicoll_locking && req->coll >= NICOLL_IBARRIER && thread_may_progress(req) &&
            (nicoll_spare_core() ||
             (NICSIM_COLL_ALLGATHER == p->coll && p->bytes > NICOLL_INLINE_BYTES));
 }
@@ -204,7 +204,7 @@ static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p)
 nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
-    if (nicoll_locking && thread_posts(req, p)) {
+    if (thread_posts(req, p)) {
         req->post = *p;
         req->deferred = true;
         ++t->deferred;
