@@ -301,8 +301,13 @@ static int nicoll_register(void)
         } else {
             *(int *) p->storage = p->int_default;
         }
-        (void) mca_base_component_var_register(c, p->name, p->help, p->type, NULL, 0, 0, p->level,
-                                               MCA_BASE_VAR_SCOPE_ALL, p->storage);
+        /* The priority may also be written through MPI_T between communicator creations (a
+         * communicator made while it is negative is left to the other components, as
+         * nicoll-bench --paired makes one); every other variable is read at MPI_Init. */
+        const mca_base_var_flag_t flags =
+            &NICOLL_C->priority == p->storage ? MCA_BASE_VAR_FLAG_SETTABLE : 0;
+        (void) mca_base_component_var_register(c, p->name, p->help, p->type, NULL, 0, flags,
+                                               p->level, MCA_BASE_VAR_SCOPE_ALL, p->storage);
         if (NULL != p->parsed) {
             parse(p);
         }

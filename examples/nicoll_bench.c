@@ -34,6 +34,14 @@
  * CPU time of the process's other threads (nicoll's progress thread) per iteration, both means
  * over the on-time ranks. A late broadcast root delays every rank by the skew, whatever runs it.
  *
+ * --paired ROUNDS: nicoll against Open MPI's default in one job, sharing the machine's state of
+ * the moment. Beside MPI_COMM_WORLD (nicoll's), a communicator made while coll_nicoll_priority
+ * is -1 (written through MPI_T on every rank, then set back), which the next components serve.
+ * Each size runs ROUNDS times on each, in turn, the first of each pair alternating; one row per
+ * size: the medians over the rounds of Avg Latency (Pure Comm. for the nonblocking ones) and of
+ * Median for each communicator, their ratio nicoll / default, and the Overlaps. The last lines
+ * count nicoll's calls on each communicator.
+ *
  * Size is the bytes each rank contributes (MPI_CHAR): the root's message for bcast, each rank's
  * block for allgather. The header says how the ranks lie on nodes ("# layout: N nodes, P ranks
  * per node", nodes as MPI_COMM_TYPE_SHARED splits them; nicoll-tune generate --measure reads it).
@@ -58,6 +66,8 @@ static const char *mpi_names[N_COLLS] = {"MPI_Barrier", "MPI_Bcast", "MPI_Allgat
 #define LARGE_MESSAGE 8192 /* above it, a tenth of the iterations and warmup (as OSU) */
 #define MAX_SIZES 64
 #define FIELD 18
+#define PAIRED_FIELD 26
+#define RATIO_FIELD 8
 
 static struct {
     int coll;
@@ -67,10 +77,14 @@ static struct {
     int iterations, warmup, full, test_calls, osu;
     long skew;          /* --skew: microseconds one rank is late, 0 for none */
     int iterations_set; /* -i or -x given */
-} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0};
+    int paired;         /* --paired: rounds per size, 0 for none */
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0};
 
 static int rank, size;
 static char *sendbuf, *recvbuf;
+/* The communicator the benchmarked calls and their separators run on: MPI_COMM_WORLD, or with
+ * --paired each of the two in turn. */
+static MPI_Comm comm;
 
 static const char usage_text[] =
     "usage: nicoll-bench COLLECTIVE [options]\n"
@@ -88,6 +102,10 @@ static const char usage_text[] =
     "  --skew US             each rank in turn enters each call US microseconds late, asleep;\n"
     "                        per late rank: the slowest on-time rank's median time and the CPU\n"
     "                        time per call (default iterations then 100, warmup 10)\n"
+    "  --paired ROUNDS       nicoll and Open MPI's default in one job: two communicators, one\n"
+    "                        made while coll_nicoll_priority is negative (set through MPI_T),\n"
+    "                        each size measured ROUNDS times on each, alternating; prints\n"
+    "                        the medians over the rounds and their ratio, nicoll / default\n"
     "  -h, --help            this text\n";
 
 static int compare_doubles(const void *a, const void *b)
@@ -150,6 +168,12 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
             }
             *target = (int) x;
             opt.iterations_set |= &opt.test_calls != target;
+        } else if (0 == strcmp(a, "--paired")) {
+            if (!parse_long(v, 1, 1000, &x)) {
+                snprintf(why, n, "%s %s: expected rounds in 1..1000", a, v ? v : "(missing)");
+                return -1;
+            }
+            opt.paired = (int) x;
         } else if (0 == strcmp(a, "--skew")) {
             if (!parse_long(v, 1, 10000000, &opt.skew)) {
                 snprintf(why, n, "%s %s: expected microseconds in 1..10000000", a,
@@ -188,6 +212,10 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
             return -1;
         }
     }
+    if (opt.paired && (opt.skew > 0 || opt.full)) {
+        snprintf(why, n, "--paired: not with %s", opt.skew > 0 ? "--skew" : "-f/--full");
+        return -1;
+    }
     return 0;
 }
 
@@ -199,15 +227,15 @@ static void start(long bytes, MPI_Request *req)
 {
     int n = (int) bytes;
     switch (opt.coll) {
-    case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
-    case BCAST: MPI_Bcast(sendbuf, n, MPI_CHAR, 0, MPI_COMM_WORLD); break;
+    case BARRIER: MPI_Barrier(comm); break;
+    case BCAST: MPI_Bcast(sendbuf, n, MPI_CHAR, 0, comm); break;
     case ALLGATHER:
-        MPI_Allgather(sendbuf, n, MPI_CHAR, recvbuf, n, MPI_CHAR, MPI_COMM_WORLD);
+        MPI_Allgather(sendbuf, n, MPI_CHAR, recvbuf, n, MPI_CHAR, comm);
         break;
-    case IBARRIER: MPI_Ibarrier(MPI_COMM_WORLD, req); break;
-    case IBCAST: MPI_Ibcast(sendbuf, n, MPI_CHAR, 0, MPI_COMM_WORLD, req); break;
+    case IBARRIER: MPI_Ibarrier(comm, req); break;
+    case IBCAST: MPI_Ibcast(sendbuf, n, MPI_CHAR, 0, comm, req); break;
     case IALLGATHER:
-        MPI_Iallgather(sendbuf, n, MPI_CHAR, recvbuf, n, MPI_CHAR, MPI_COMM_WORLD, req);
+        MPI_Iallgather(sendbuf, n, MPI_CHAR, recvbuf, n, MPI_CHAR, comm, req);
         break;
     }
 }
@@ -217,11 +245,11 @@ static void start(long bytes, MPI_Request *req)
 static void separate(void)
 {
     if (opt.osu) {
-        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Barrier(comm);
         return;
     }
     int in = 0, out;
-    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, comm);
 }
 
 /* Busy for `us` microseconds, calling MPI_Test `tests` times spread evenly; returns the time
@@ -266,8 +294,38 @@ static void print_size(long bytes)
     if (BARRIER != base()) printf("%-10ld", bytes);
 }
 
-/* One row of a blocking collective's table; returns the calls made. */
-static long bench_blocking(long bytes, int iterations, int warmup, double *times, double *slowest)
+/* A row's values (on rank 0): blocking, Avg Latency, Min, Max, Iterations, Median; nonblocking,
+ * Overall, Compute, Compute CPU, Coll. Init, MPI_Test, MPI_Wait, Pure Comm., Overlap, Median. */
+enum { AVG, MIN_AVG, MAX_AVG, ITERATIONS, MEDIAN_BLOCKING };
+enum {
+    OVERALL, COMPUTE, COMPUTE_CPU, INIT, TEST, WAIT, PURE, OVERLAP, MEDIAN_NONBLOCKING,
+    N_VALUES
+};
+
+static void print_row(long bytes, const double *v)
+{
+    print_size(bytes);
+    if (!nonblocking()) {
+        printf("%*.2f", FIELD, v[AVG]);
+        if (opt.full) {
+            printf("%*.2f%*.2f%*.0f", FIELD, v[MIN_AVG], FIELD, v[MAX_AVG], FIELD, v[ITERATIONS]);
+        }
+        printf("%*.2f\n", FIELD, v[MEDIAN_BLOCKING]);
+    } else {
+        printf("%*.2f%*.2f", FIELD, v[OVERALL], FIELD, v[COMPUTE]);
+        if (opt.full) {
+            printf("%*.2f%*.2f%*.2f%*.2f", FIELD, v[COMPUTE_CPU], FIELD, v[INIT], FIELD, v[TEST],
+                   FIELD, v[WAIT]);
+        }
+        printf("%*.2f%*.2f%*.2f\n", FIELD, v[PURE], FIELD, v[OVERLAP], FIELD,
+               v[MEDIAN_NONBLOCKING]);
+    }
+    fflush(stdout);
+}
+
+/* One row of a blocking collective's table, into `v`; returns the calls made. */
+static long bench_blocking(long bytes, int iterations, int warmup, double *times, double *slowest,
+                           double *v)
 {
     for (int i = 0; i < warmup; ++i) {
         start(bytes, NULL);
@@ -281,15 +339,9 @@ static long bench_blocking(long bytes, int iterations, int warmup, double *times
         sum += times[i];
         if (BARRIER != opt.coll) separate();
     }
-    double mean, min, max, median = median_of_slowest(times, slowest, iterations);
-    over_ranks(sum / iterations, &mean, &min, &max);
-    if (0 == rank) {
-        print_size(bytes);
-        printf("%*.2f", FIELD, mean);
-        if (opt.full) printf("%*.2f%*.2f%*d", FIELD, min, FIELD, max, FIELD, iterations);
-        printf("%*.2f\n", FIELD, median);
-        fflush(stdout);
-    }
+    v[MEDIAN_BLOCKING] = median_of_slowest(times, slowest, iterations);
+    over_ranks(sum / iterations, &v[AVG], &v[MIN_AVG], &v[MAX_AVG]);
+    v[ITERATIONS] = iterations;
     return warmup + iterations;
 }
 
@@ -340,9 +392,9 @@ static long bench_skew(long bytes, int iterations, int warmup, double *times, do
     return (long) size * (warmup + iterations);
 }
 
-/* One row of a nonblocking collective's table; returns the calls made. */
+/* One row of a nonblocking collective's table, into `v`; returns the calls made. */
 static long bench_nonblocking(long bytes, int iterations, int warmup, double *times,
-                              double *slowest)
+                              double *slowest, double *v)
 {
     MPI_Request req;
     for (int i = 0; i < warmup; ++i) {
@@ -360,7 +412,7 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
         pure += times[i];
     }
     pure /= iterations;
-    double median = median_of_slowest(times, slowest, iterations);
+    v[MEDIAN_NONBLOCKING] = median_of_slowest(times, slowest, iterations);
     /* the same, computing for as long as the pure communication took on this rank */
     double overall = 0.0, comp = 0.0, comp_cpu = 0.0, init = 0.0, test = 0.0, wait = 0.0;
     for (int i = 0; i < iterations; ++i) {
@@ -385,19 +437,17 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
                       wait * scale,    pure,         (comp_cpu - test) * scale};
     double mean[7];
     MPI_Reduce(mine, mean, 7, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (0 == rank) {
-        for (int k = 0; k < 7; ++k) mean[k] /= size;
-        double overlap = mean[5] > 0 ? 100.0 - 100.0 * (mean[0] - mean[1]) / mean[5] : 0.0;
-        if (overlap < 0) overlap = 0.0;
-        print_size(bytes);
-        printf("%*.2f%*.2f", FIELD, mean[0], FIELD, mean[1]);
-        if (opt.full) {
-            printf("%*.2f%*.2f%*.2f%*.2f", FIELD, mean[6], FIELD, mean[2], FIELD, mean[3], FIELD,
-                   mean[4]);
-        }
-        printf("%*.2f%*.2f%*.2f\n", FIELD, mean[5], FIELD, overlap, FIELD, median);
-        fflush(stdout);
-    }
+    if (0 != rank) return 2L * iterations + warmup;
+    for (int k = 0; k < 7; ++k) mean[k] /= size;
+    v[OVERALL] = mean[0];
+    v[COMPUTE] = mean[1];
+    v[INIT] = mean[2];
+    v[TEST] = mean[3];
+    v[WAIT] = mean[4];
+    v[PURE] = mean[5];
+    v[COMPUTE_CPU] = mean[6];
+    v[OVERLAP] = mean[5] > 0 ? 100.0 - 100.0 * (mean[0] - mean[1]) / mean[5] : 0.0;
+    if (v[OVERLAP] < 0) v[OVERLAP] = 0.0;
     return 2L * iterations + warmup;
 }
 
@@ -439,8 +489,28 @@ static void print_header(int nodes, int least, int most)
         fflush(stdout);
         return;
     }
-    printf("# Median(us): median over the iterations of the slowest rank's %stime\n\n",
+    printf("# Median(us): median over the iterations of the slowest rank's %stime\n",
            nonblocking() ? "pure communication " : "");
+    if (opt.paired) {
+        printf("# paired: nicoll's communicator and the default's (coll_nicoll_priority -1 at its "
+               "creation) in turn, %d rounds per size; medians over the rounds; ratio = nicoll / "
+               "default\n\n", opt.paired);
+        printf("%-10s", BARRIER != base() ? "# Size" : "#");
+        const char *headline[2] = {nonblocking() ? "Pure Comm." : "Avg Latency", "Median"};
+        char label[64];
+        for (int c = 0; c < 2; ++c) {
+            snprintf(label, sizeof label, "%s nicoll(us)", headline[c]);
+            printf("%*s", PAIRED_FIELD, label);
+            snprintf(label, sizeof label, "%s default(us)", headline[c]);
+            printf("%*s%*s", PAIRED_FIELD, label, RATIO_FIELD, "Ratio");
+        }
+        if (nonblocking()) printf("%*s%*s", PAIRED_FIELD, "Overlap nicoll(%)", PAIRED_FIELD,
+                                  "Overlap default(%)");
+        printf("\n");
+        fflush(stdout);
+        return;
+    }
+    printf("\n");
     if (BARRIER != base()) {
         printf("%-10s", "# Size");
     } else {
@@ -465,6 +535,56 @@ static void print_header(int nodes, int least, int most)
     fflush(stdout);
 }
 
+/* A communicator over MPI_COMM_WORLD that Open MPI's default components serve: made while
+ * coll_nicoll_priority is negative (nicoll declines communicators made then), written through
+ * MPI_T on every rank alike and set back after. Returns 0, or -1 where nicoll is not loaded or
+ * the variable cannot be written. */
+static int dup_without_nicoll(MPI_Comm *without)
+{
+    int index, count, priority, off = -1;
+    MPI_T_cvar_handle h;
+    const int have = MPI_SUCCESS == MPI_T_cvar_get_index("coll_nicoll_priority", &index) &&
+                     MPI_SUCCESS == MPI_T_cvar_handle_alloc(index, NULL, &h, &count);
+    int ok = have && MPI_SUCCESS == MPI_T_cvar_read(h, &priority) &&
+             MPI_SUCCESS == MPI_T_cvar_write(h, &off);
+    int everywhere;
+    MPI_Allreduce(&ok, &everywhere, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (everywhere) MPI_Comm_dup(MPI_COMM_WORLD, without);
+    if (ok) MPI_T_cvar_write(h, &priority);
+    if (have) MPI_T_cvar_handle_free(&h);
+    return everywhere ? 0 : -1;
+}
+
+/* The median over `n` rounds of value `k` of rows[round][N_VALUES]. */
+static double median_over(double (*rows)[N_VALUES], int n, int k)
+{
+    double v[1000];
+    for (int r = 0; r < n; ++r) v[r] = rows[r][k];
+    qsort(v, n, sizeof(double), compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void print_paired(long bytes, double (*with)[N_VALUES], double (*without)[N_VALUES])
+{
+    const int n = opt.paired;
+    const int first = nonblocking() ? PURE : AVG;
+    const int median = nonblocking() ? MEDIAN_NONBLOCKING : MEDIAN_BLOCKING;
+    print_size(bytes);
+    if (BARRIER == base()) printf("%-10s", "");
+    const int ks[2] = {first, median};
+    for (int c = 0; c < 2; ++c) {
+        const double a = median_over(with, n, ks[c]), b = median_over(without, n, ks[c]);
+        printf("%*.2f%*.2f%*.2f", PAIRED_FIELD, a, PAIRED_FIELD, b, RATIO_FIELD,
+               b > 0 ? a / b : 0.0);
+    }
+    if (nonblocking()) {
+        printf("%*.1f%*.1f", PAIRED_FIELD, median_over(with, n, OVERLAP), PAIRED_FIELD,
+               median_over(without, n, OVERLAP));
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     int provided;
@@ -472,6 +592,7 @@ int main(int argc, char **argv)
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    comm = MPI_COMM_WORLD;
 
     char why[256] = "";
     int parsed = parse_options(argc, argv, why, sizeof why);
@@ -521,8 +642,24 @@ int main(int argc, char **argv)
     int counted = 0 == nicoll_counter_open(&counter, counter_name);
     unsigned long long by_nicoll = 0;
 
+    /* --paired: comms[0] nicoll's (MPI_COMM_WORLD), comms[1] the default components'. */
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, MPI_COMM_NULL};
+    if (opt.paired && 0 != dup_without_nicoll(&comms[1])) {
+        if (0 == rank) {
+            fprintf(stderr, "nicoll-bench: --paired: cannot write coll_nicoll_priority through "
+                            "MPI_T on every rank (is nicoll loaded?)\n");
+        }
+        if (counted) nicoll_counter_close(&counter);
+        MPI_T_finalize();
+        MPI_Finalize();
+        return 2;
+    }
+    double (*rows)[N_VALUES] = calloc(2 * (size_t) (opt.paired ? opt.paired : 1), sizeof(*rows));
+    if (NULL == rows) MPI_Abort(MPI_COMM_WORLD, 1);
+
     if (0 == rank) print_header(nodes, least, most);
-    long calls = 0;
+    long calls[2] = {0, 0};
+    unsigned long long by_default = 0; /* nicoll's calls counted while the default's ran */
     for (int i = 0; i < nsizes; ++i) {
         int large = sizes[i] > LARGE_MESSAGE;
         int iterations = large ? (opt.iterations + 9) / 10 : opt.iterations;
@@ -531,25 +668,53 @@ int main(int argc, char **argv)
             iterations = 100;
             warmup = 10;
         }
-        if (!opt.osu || BARRIER != opt.coll) separate(); /* (else a barrier the counter sees) */
-        calls += opt.skew > 0   ? bench_skew(sizes[i], iterations, warmup, times, slowest)
-                 : nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest)
-                                 : bench_blocking(sizes[i], iterations, warmup, times, slowest);
+        for (int r = 0; r < (opt.paired ? 2 * opt.paired : 1); ++r) {
+            /* rounds alternate, nicoll first in every other pair: neither always goes first */
+            const int which = (r + r / 2) % 2;
+            comm = comms[which];
+            double *v = rows[opt.paired ? which * opt.paired + r / 2 : 0];
+            unsigned long long before = 0, after = 0;
+            if (which && counted) nicoll_counter_read(&counter, &before);
+            if (!opt.osu || BARRIER != opt.coll) separate(); /* (else a barrier the counter sees) */
+            calls[which] +=
+                opt.skew > 0    ? bench_skew(sizes[i], iterations, warmup, times, slowest)
+                : nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest, v)
+                                : bench_blocking(sizes[i], iterations, warmup, times, slowest, v);
+            if (which && counted) {
+                nicoll_counter_read(&counter, &after);
+                by_default += after - before;
+            }
+        }
+        if (0 == rank && opt.skew == 0) {
+            if (opt.paired) {
+                print_paired(sizes[i], rows, rows + opt.paired);
+            } else {
+                print_row(sizes[i], rows[0]);
+            }
+        }
     }
 
     if (counted) {
         counted = 0 == nicoll_counter_read(&counter, &by_nicoll);
         nicoll_counter_close(&counter);
+        by_nicoll -= by_default;
     }
+    if (0 == rank && opt.paired) {
+        printf("# run by nicoll on the default's communicator: %llu of %ld %s calls (rank 0)\n",
+               counted ? by_default : 0ull, calls[1], mpi_names[opt.coll]);
+    }
+    const long calls_nicoll = calls[0];
     if (0 == rank) {
         if (counted) {
-            printf("# run by nicoll: %llu of %ld %s calls (rank 0, MPI_T %s)\n", by_nicoll, calls,
-                   mpi_names[opt.coll], counter_name);
+            printf("# run by nicoll: %llu of %ld %s calls (rank 0, MPI_T %s)\n", by_nicoll,
+                   calls_nicoll, mpi_names[opt.coll], counter_name);
         } else {
-            printf("# run by nicoll: 0 of %ld %s calls (no MPI_T counter %s: nicoll not loaded, or older)\n", calls,
+            printf("# run by nicoll: 0 of %ld %s calls (no MPI_T counter %s: nicoll not loaded, or older)\n", calls_nicoll,
                    mpi_names[opt.coll], counter_name);
         }
     }
+    if (MPI_COMM_NULL != comms[1]) MPI_Comm_free(&comms[1]);
+    free(rows);
     free(slowest);
     free(times);
     free(recvbuf);

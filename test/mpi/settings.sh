@@ -3,7 +3,8 @@
 # (mpirun's MPMD form, each part with its own -x OMPI_MCA_coll_nicoll_...): nicoll declines
 # every communicator they differ on, rank 0 names the variable, the ranks and their values in
 # one line, and test_coll's checks all pass on the next component (coll/basic). A control run
-# with the same value on every rank shows that nicoll then runs everything.
+# with the same value on every rank shows that nicoll then runs everything. Last, the priority
+# written through MPI_T (nicoll-bench --paired).
 . "$top_srcdir/test/lib.sh"
 
 mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
@@ -72,4 +73,27 @@ check "coll_nicoll_credits 2 on every rank: no line about differing settings" \
     [ "$(grep -c 'differs across ranks' "$log")" -eq 0 ]
 check "... every test_coll check passes" all_passed
 check "... nicoll ran the collectives, with no fallback" served
+
+# coll_nicoll_priority written through MPI_T between communicator creations, as nicoll-bench
+# --paired does on every rank: nicoll runs every benchmarked call on its communicator and none on
+# the one made while the priority was negative; where nicoll is not loaded, one line and exit 2.
+bench=$top_builddir/examples/nicoll-bench
+mpirun_test -np 3 --mca coll nicoll,tuned,basic,libnbc,self "$bench" allgather --sizes 1,5000 \
+    -i 5 -x 1 --paired 2 >"$log" 2>&1
+status=$?
+paired() {
+    on_default=$(sed -n "s/^# run by nicoll on the default's communicator: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p" "$log")
+    on_nicoll=$(sed -n 's/^# run by nicoll: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' "$log")
+    rows=$(awk '!/^#/ && NF == 7' "$log" | grep -c .)
+    echo "# --paired: exit $status, nicoll on the default's: ${on_default:-none}, on its own: ${on_nicoll:-none}, $rows rows"
+    [ "$status" -eq 0 ] && [ "$rows" -eq 2 ] && [ "${on_default% *}" -eq 0 ] &&
+        [ "${on_nicoll% *}" -eq "${on_nicoll#* }" ] && [ "${on_nicoll#* }" -eq "${on_default#* }" ] &&
+        [ "${on_nicoll#* }" -gt 0 ]
+}
+check "nicoll-bench --paired: nicoll runs its communicator's calls, none of the default's" paired
+mpirun_test -np 2 --mca coll tuned,basic,libnbc,self "$bench" barrier -i 5 -x 1 --paired 2 \
+    >"$log" 2>&1
+status=$?
+check "nicoll-bench --paired without nicoll: one line, exit status 2" \
+    sh -c '[ "$1" -ne 0 ] && [ "$(grep -c "cannot write coll_nicoll_priority" "$2")" -eq 1 ]' _ "$status" "$log"
 tap_done
