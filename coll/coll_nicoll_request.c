@@ -185,14 +185,14 @@ static void post_deferred(nicoll_transport_t *t)
 }
 
 /* Whether the progress thread posts the collective rather than the caller (coll_nicoll_progress.c):
- * in thread mode, a nonblocking one it may progress, where it has a core of its own; on the core
- * it shares with its process, an allgather of blocks that go apart from their headers, whose post
+ * in thread mode, a nonblocking one it may progress, where it has a core of its own; on the core it
+ * shares with its process, an allgather of blocks that go apart from their headers, whose post
  * copies the own block and takes the blocks already there: work the thread can do in the
- * computation's window instead of the caller's call. (2 ranks, OSU's overlap loop, the time an iteration took
- * beyond its computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34
- * with the thread, 11 runs alternating; its pure communication, waited for at once, took 1.1-1.6
- * times as long. A broadcast's receivers already copy in that window, woken by the root's
- * packets, and the thread's delayed post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us
+ * computation's window instead of the caller's call. (2 ranks, OSU's overlap loop, the time an
+ * iteration took beyond its computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller
+ * posting, 14-34 with the thread, 11 runs alternating; its pure communication, waited for at once,
+ * took 1.1-1.6 times as long. A broadcast's receivers already copy in that window, woken by the
+ * root's packets, and the thread's delayed post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us
  * against 12-18, 5 runs.) */
 static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p)
 {

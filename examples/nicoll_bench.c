@@ -65,6 +65,7 @@ static const char *mpi_names[N_COLLS] = {"MPI_Barrier", "MPI_Bcast", "MPI_Allgat
 
 #define LARGE_MESSAGE 8192 /* above it, a tenth of the iterations and warmup (as OSU) */
 #define MAX_SIZES 64
+#define MAX_ROUNDS 1000 /* --paired */
 #define FIELD 18
 #define PAIRED_FIELD 26
 #define RATIO_FIELD 8
@@ -169,8 +170,9 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
             *target = (int) x;
             opt.iterations_set |= &opt.test_calls != target;
         } else if (0 == strcmp(a, "--paired")) {
-            if (!parse_long(v, 1, 1000, &x)) {
-                snprintf(why, n, "%s %s: expected rounds in 1..1000", a, v ? v : "(missing)");
+            if (!parse_long(v, 1, MAX_ROUNDS, &x)) {
+                snprintf(why, n, "%s %s: expected rounds in 1..%d", a, v ? v : "(missing)",
+                         MAX_ROUNDS);
                 return -1;
             }
             opt.paired = (int) x;
@@ -281,12 +283,17 @@ static void over_ranks(double mine, double *mean, double *min, double *max)
 }
 
 /* Median over the iterations of the slowest rank's time (on rank 0). */
+/* The median of v[0..n), which it sorts. */
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof(double), compare_doubles);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static double median_of_slowest(double *times, double *slowest, int n)
 {
     MPI_Reduce(times, slowest, n, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (0 != rank) return 0.0;
-    qsort(slowest, n, sizeof(double), compare_doubles);
-    return n % 2 ? slowest[n / 2] : 0.5 * (slowest[n / 2 - 1] + slowest[n / 2]);
+    return 0 == rank ? median(slowest, n) : 0.0;
 }
 
 static void print_size(long bytes)
@@ -558,10 +565,9 @@ static int dup_without_nicoll(MPI_Comm *without)
 /* The median over `n` rounds of value `k` of rows[round][N_VALUES]. */
 static double median_over(double (*rows)[N_VALUES], int n, int k)
 {
-    double v[1000];
+    double v[MAX_ROUNDS];
     for (int r = 0; r < n; ++r) v[r] = rows[r][k];
-    qsort(v, n, sizeof(double), compare_doubles);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return median(v, n);
 }
 
 static void print_paired(long bytes, double (*with)[N_VALUES], double (*without)[N_VALUES])
@@ -703,14 +709,13 @@ int main(int argc, char **argv)
         printf("# run by nicoll on the default's communicator: %llu of %ld %s calls (rank 0)\n",
                counted ? by_default : 0ull, calls[1], mpi_names[opt.coll]);
     }
-    const long calls_nicoll = calls[0];
     if (0 == rank) {
         if (counted) {
             printf("# run by nicoll: %llu of %ld %s calls (rank 0, MPI_T %s)\n", by_nicoll,
-                   calls_nicoll, mpi_names[opt.coll], counter_name);
+                   calls[0], mpi_names[opt.coll], counter_name);
         } else {
-            printf("# run by nicoll: 0 of %ld %s calls (no MPI_T counter %s: nicoll not loaded, or older)\n", calls_nicoll,
-                   mpi_names[opt.coll], counter_name);
+            printf("# run by nicoll: 0 of %ld %s calls (no MPI_T counter %s: nicoll not "
+                   "loaded, or older)\n", calls[0], mpi_names[opt.coll], counter_name);
         }
     }
     if (MPI_COMM_NULL != comms[1]) MPI_Comm_free(&comms[1]);
