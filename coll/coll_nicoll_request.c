@@ -368,14 +368,19 @@ void nicoll_abort_unwaited(nicoll_module_t *m)
  * Open MPI's progress. Yielding when idle (mpi_yield_when_idle, on by itself on an oversubscribed
  * node), every such call that finds nothing is a sched_yield, and a packet that lands meanwhile
  * waits for it to return. Where the processes share cores, the yield gives the core to a peer
- * that needs it: poll a few rounds, then yield. Where each has a core, there is no one to give
- * it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB broadcasts
- * 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; 4 oversubscribed
- * ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64.) (Open MPI sets its yield flag late in
- * MPI_Init, after nicoll's set-up: read here.) */
+ * that needs it: yield after every poll, as tuned's waits do. Where each has a core, there is no
+ * one to give it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB
+ * broadcasts 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76. 4
+ * oversubscribed ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64; nicoll-bench --paired,
+ * 4 jobs in each loop, its ratio to tuned's time a median of 1.16 polling 16 and 1.04 polling
+ * once, the 1 B-1 MiB broadcasts and allgathers within the jobs' spread.) (Open MPI sets its
+ * yield flag late in MPI_Init, after nicoll's set-up: read here.) */
 static unsigned polls_per_progress(void)
 {
-    return opal_progress_yield_when_idle && nicoll_node_cores >= nicoll_node_ranks ? 64 : 16;
+    if (nicoll_node_cores < nicoll_node_ranks) {
+        return 1;
+    }
+    return opal_progress_yield_when_idle ? 64 : 16;
 }
 
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
