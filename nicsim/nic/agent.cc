@@ -349,8 +349,8 @@ Agent::Room Agent::claim_room(Rank src, std::span<const std::byte> payload) {
 void Agent::give_back(Room room) {
     if (!room.data) return;
     // With every place taken, the room replaces the smallest spare if it is larger: a small room
-    // comes cheap from the heap, a large one made anew costs a page fault per page its payload
-    // is written to. (A job's early payloads of many sizes, as a benchmark's sweep leaves them,
+    // comes cheap from the heap, a large one made anew is fresh memory, written page by page as
+    // the payload is copied in. (A job's early payloads of many sizes, as a sweep leaves them,
     // would otherwise keep the small ones: 4 oversubscribed ranks, 1 MiB MPI_Allgather in OSU's
     // loop after 1 B-64 KiB, a new 1 MiB room for 1 early packet in 2 to 8, and 1.5-1.9 ms a
     // call against 0.8-1.0 ms.)

@@ -280,8 +280,8 @@ private:
     // process's), else a new one.
     Room take_room(std::size_t bytes);
     // A room no longer needed: kept for the next early payloads, up to kSpareRooms rooms and
-    // kSpareRoomBytes in all, the largest first (in place of a smaller spare when there are
-    // kSpareRooms already), else freed.
+    // kSpareRoomBytes in all (with kSpareRooms kept, in place of the smallest if it is larger),
+    // else freed.
     void give_back(Room room);
     // The tree a broadcast's early packet from `src` names, where this rank forwards it: null
     // when it names none, `src` is not this rank's parent in it, or this rank has no children.
