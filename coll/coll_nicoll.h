@@ -72,6 +72,7 @@ typedef struct nicoll_stats {
     unsigned long long credit_stalls;     /* packets that waited for a flow-control credit */
     unsigned long long offloaded; /* nonblocking collectives over with no MPI call after their
                                    * start (coll_nicoll_offloaded) */
+    unsigned long long streamed;  /* payloads staged in shared memory with streaming stores */
     /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
      * algorithm index: which algorithm the tuning decisions made run */
     unsigned long long algorithm[3][NICOLL_MAX_ALGORITHMS];

@@ -255,6 +255,10 @@ static void register_pvars(const mca_base_component_t *c)
                   "process's after their start (coll_nicoll_progress thread): the progress thread "
                   "did it, or it was over once posted",
                   &s->offloaded);
+    register_pvar(c, "streamed",
+                  "payloads this process staged in shared memory with streaming stores, which it "
+                  "takes where they cost less than cached ones (cores far apart)",
+                  &s->streamed);
     /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
     static const char *const tables[3] = {"barrier", "bcast", "allgather"};
     for (int t = 0; t < 3; ++t) {
@@ -398,8 +402,9 @@ static void print_stats(void)
                     s->coll[i].fallbacks);
     }
     opal_output(0, "nicoll: stats rank %u packets: sent %llu received %llu forwarded %llu "
-                "credit stalls %llu; offloaded collectives %llu", rank, s->packets_sent,
-                s->packets_received, s->packets_forwarded, s->credit_stalls, s->offloaded);
+                "credit stalls %llu; offloaded collectives %llu; streamed payloads %llu", rank,
+                s->packets_sent, s->packets_received, s->packets_forwarded, s->credit_stalls,
+                s->offloaded, s->streamed);
     for (int t = 0; t < 3; ++t) {
         char line[256] = "";
         for (int a = 0, used = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {

@@ -12,6 +12,13 @@
  *   them in order once their readers have copied them out: each reader decrements `unread`
  *   (release), the owner sees 0 (acquire). A chunk is published to its readers with the slots
  *   that name it, so `unread` and the payload need no ordering of their own.
+ * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever it
+ *   measures cheaper (nicoll_stage_streams). A cached store to a line that a reader on another
+ *   core still holds, from the last time round the area, first takes the line from it; where
+ *   the two cores are far apart (this project's 2-core virtual machine, from one minute to the
+ *   next) that made copies 5-12 times slower (docs/measurements.md). Streaming stores send the
+ *   payload to memory and take no line, at the price of the readers reading it from memory:
+ *   about twice the time from copy to read where the cores are close.
  */
 #ifndef COLL_NICOLL_RING_H
 #define COLL_NICOLL_RING_H
@@ -22,6 +29,14 @@
 #include <string.h>
 
 #include "nicsim/nicsim.h"
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#include <x86intrin.h>
+#define NICOLL_STAGE_STREAMING 1 /* SSE2's streaming stores, and the TSC to time copies with */
+#else
+#define NICOLL_STAGE_STREAMING 0
+#endif
 
 #define NICOLL_SHM_LINE 64
 
@@ -95,7 +110,69 @@ typedef struct nicoll_stage {
     const void *shared;   /* the payload last staged, until the owner says it may change: the */
     size_t shared_bytes;  /* engine sends a packet to several peers in a row (a tree's */
     uint64_t shared_at;   /* children), and they all read the one chunk */
+    /* The copy's cost, cached [0] and streaming [1]: cycles per KiB, a moving average of the
+     * copies made that way (0: none yet); the copies made; where to count streaming ones. */
+    uint64_t cost[2];
+    uint64_t copies;
+    unsigned long long *streamed;
 } nicoll_stage_t;
+
+/* One copy in this many is made the other way than the costs choose, to follow them. */
+#define NICOLL_STAGE_PROBE 128
+
+/* The owner: whether its next copy streams. Cached while one way's cost is unknown (cached
+ * first), and while cached copies cost at most twice streaming ones: where the cores are close
+ * the two costs are within 1.4x of each other at the copy (the readers pay streaming's price
+ * later), where they are far apart cached copies cost 5-12x. */
+static inline bool nicoll_stage_streams(const nicoll_stage_t *s)
+{
+    if (!NICOLL_STAGE_STREAMING) {
+        return false;
+    }
+    if (0 == s->cost[0] || 0 == s->cost[1]) {
+        return 0 != s->cost[0];
+    }
+    const bool streams = s->cost[0] > 2 * s->cost[1];
+    return 0 == s->copies % NICOLL_STAGE_PROBE ? !streams : streams;
+}
+
+/* The owner: copies `bytes` to `to` (in its area, 16-byte aligned) the way nicoll_stage_streams()
+ * says, and folds the copy's cost into that way's. A copy preempted midway would read as very
+ * dear: a sample counts at most twice the average it joins. */
+static inline void nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *from, size_t bytes)
+{
+#if NICOLL_STAGE_STREAMING
+    const bool streams = nicoll_stage_streams(s);
+    const uint64_t start = __rdtsc();
+    if (streams) {
+        __m128i *d = (__m128i *) to;
+        const __m128i *f = (const __m128i *) from;
+        for (size_t n = bytes / 64; n > 0; --n, d += 4, f += 4) {
+            const __m128i a = _mm_loadu_si128(f), b = _mm_loadu_si128(f + 1),
+                          c = _mm_loadu_si128(f + 2), e = _mm_loadu_si128(f + 3);
+            _mm_stream_si128(d, a);
+            _mm_stream_si128(d + 1, b);
+            _mm_stream_si128(d + 2, c);
+            _mm_stream_si128(d + 3, e);
+        }
+        memcpy(d, f, bytes % 64);
+        _mm_sfence(); /* before the slot that publishes the payload */
+        if (NULL != s->streamed) {
+            ++*s->streamed;
+        }
+    } else {
+        memcpy(to, from, bytes);
+    }
+    const uint64_t sample = ((__rdtsc() - start) << 10) / (bytes | 1) + 1;
+    uint64_t *cost = &s->cost[streams];
+    *cost = 0 == *cost ? sample
+                       : *cost - *cost / 4 + (sample < 2 * *cost ? sample : 2 * *cost) / 4;
+    ++s->copies;
+#else
+    (void) s;
+    memcpy(to, from, bytes);
+#endif
+}
 
 /* The chunk at byte `offset` (wrapping) of the staging area at `area`. */
 static inline nicoll_shm_chunk_t *nicoll_stage_chunk(unsigned char *area, size_t bytes,
@@ -164,7 +241,7 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
     nicoll_shm_chunk_t *c = nicoll_stage_chunk(s->area, s->bytes, place);
     c->span = span;
     c->unread = 1;
-    memcpy(c + 1, payload, bytes);
+    nicoll_stage_copy(s, c + 1, payload, bytes);
     s->head += span;
     s->shared = payload;
     s->shared_bytes = bytes;

@@ -298,7 +298,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (ok && !alone) {
         s->stages = s->base + (size_t) size * size * s->ring_bytes;
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
-                                     .bytes = s->stage_bytes};
+                                     .bytes = s->stage_bytes,
+                                     .streamed = &mca_coll_nicoll_component.stats.streamed};
         s->bells = (nicoll_shm_bell_t *) (s->stages + (size_t) size * s->stage_bytes);
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {

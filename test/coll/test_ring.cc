@@ -55,10 +55,12 @@ struct Segment {
     std::size_t ring_bytes;
 };
 
-void sender(const Segment& seg, std::uint64_t packets, std::uint64_t* staged) {
+void sender(const Segment& seg, std::uint64_t packets, std::uint64_t* staged,
+            unsigned long long* streamed) {
     nicoll_stage_t stage{};
     stage.area = seg.stage();
     stage.bytes = kStageBytes;
+    stage.streamed = streamed;
     std::uint64_t head[kReceivers] = {};
     std::uint64_t tail_seen[kReceivers] = {};
     std::vector<unsigned char> payload;
@@ -119,18 +121,70 @@ TEST(ShmRing, OneSenderTwoReceiversEveryPacketIntactInOrder) {
     const std::uint64_t packets = 100000;
     Segment seg;
     std::uint64_t staged = 0;
+    unsigned long long streamed = 0;
     std::uint64_t first_wrong[kReceivers] = {};
     std::vector<std::thread> threads;
     for (int r = 0; r < kReceivers; ++r) {
         threads.emplace_back([&, r] { first_wrong[r] = receiver(seg, r, packets); });
     }
-    sender(seg, packets, &staged);
+    sender(seg, packets, &staged, &streamed);
     for (std::thread& t : threads) t.join();
     for (int r = 0; r < kReceivers; ++r) EXPECT_EQ(first_wrong[r], packets) << "receiver " << r;
     EXPECT_GT(staged, packets / 2);  // most payloads went through the staging area
-    std::printf("# %llu packets to each of %d receivers, %llu staged\n",
+    // Staged both ways (a probe of the other way at least every NICOLL_STAGE_PROBE copies).
+    if (NICOLL_STAGE_STREAMING) {
+        EXPECT_GE(streamed, staged / NICOLL_STAGE_PROBE);
+        EXPECT_LT(streamed, staged);
+    }
+    std::printf("# %llu packets to each of %d receivers, %llu staged, %llu with streaming stores\n",
                 static_cast<unsigned long long>(packets), kReceivers,
-                static_cast<unsigned long long>(staged));
+                static_cast<unsigned long long>(staged), streamed);
+}
+
+// The choice between cached and streaming stores, from costs set by hand.
+TEST(ShmStage, StreamsWhereCachedCopiesCostOverTwiceAndProbesTheOtherWay) {
+    if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
+    nicoll_stage_t s{};
+    s.copies = 1;
+    EXPECT_FALSE(nicoll_stage_streams(&s));  // nothing measured: cached first
+    s.cost[0] = 300;
+    EXPECT_TRUE(nicoll_stage_streams(&s));  // then streaming, to measure it
+    s.cost[1] = 150;
+    EXPECT_FALSE(nicoll_stage_streams(&s));  // twice: still cached
+    s.cost[1] = 149;
+    EXPECT_TRUE(nicoll_stage_streams(&s));
+    s.copies = NICOLL_STAGE_PROBE;
+    EXPECT_FALSE(nicoll_stage_streams(&s));  // the probe of the other way
+    s.cost[1] = 400;
+    EXPECT_TRUE(nicoll_stage_streams(&s));
+    s.copies = NICOLL_STAGE_PROBE + 1;
+    EXPECT_FALSE(nicoll_stage_streams(&s));
+}
+
+// A copy either way leaves the bytes, whatever the source's alignment and the length's tail,
+// and moves the cost of the way it took.
+TEST(ShmStage, CopiesEitherWayIntact) {
+    alignas(64) static unsigned char to[8192];
+    static unsigned char from[8192 + 64];
+    for (std::size_t i = 0; i < sizeof from; ++i) from[i] = static_cast<unsigned char>(i * 13 + 5);
+    nicoll_stage_t s{};
+    unsigned long long streamed = 0;
+    s.streamed = &streamed;
+    for (int copy = 0; copy < 6; ++copy) {
+        const std::size_t offset = static_cast<std::size_t>(copy) * 7 % 64;
+        const std::size_t bytes = 8192 - static_cast<std::size_t>(copy) * 29;
+        const bool streams = nicoll_stage_streams(&s);
+        std::memset(to, 0, sizeof to);
+        nicoll_stage_copy(&s, to, from + offset, bytes);
+        EXPECT_EQ(std::memcmp(to, from + offset, bytes), 0) << "copy " << copy;
+        EXPECT_EQ(to[bytes], 0) << "copy " << copy;
+        if (NICOLL_STAGE_STREAMING) {
+            EXPECT_NE(s.cost[streams], 0u) << "copy " << copy;
+        }
+    }
+    if (NICOLL_STAGE_STREAMING) {
+        EXPECT_GT(streamed, 0u);
+    }
 }
 
 }  // namespace
