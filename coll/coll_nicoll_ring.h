@@ -121,9 +121,10 @@ typedef struct nicoll_stage {
 #define NICOLL_STAGE_PROBE 128
 
 /* The owner: whether its next copy streams. Cached while one way's cost is unknown (cached
- * first), and while cached copies cost at most twice streaming ones: where the cores are close
- * the two costs are within 1.4x of each other at the copy (the readers pay streaming's price
- * later), where they are far apart cached copies cost 5-12x. */
+ * first), and while cached copies cost at most 4 times streaming ones: measured at the copy,
+ * cached ones cost 0.6-3 times streaming ones where the cores are close (cheaper from copy to
+ * read, the readers then reading from a cache, not from memory), 4.5-12 times where they are
+ * far apart. */
 static inline bool nicoll_stage_streams(const nicoll_stage_t *s)
 {
     if (!NICOLL_STAGE_STREAMING) {
@@ -132,7 +133,7 @@ static inline bool nicoll_stage_streams(const nicoll_stage_t *s)
     if (0 == s->cost[0] || 0 == s->cost[1]) {
         return 0 != s->cost[0];
     }
-    const bool streams = s->cost[0] > 2 * s->cost[1];
+    const bool streams = s->cost[0] > 4 * s->cost[1];
     return 0 == s->copies % NICOLL_STAGE_PROBE ? !streams : streams;
 }
 
