@@ -117,33 +117,35 @@ typedef struct nicoll_stage {
     unsigned long long *streamed;
 } nicoll_stage_t;
 
-/* One copy in this many is made the other way than the costs choose, to follow them. */
+/* The first copies alternate between the two ways, to measure both; after them, one copy in
+ * NICOLL_STAGE_PROBE is made the other way than the costs choose, to follow them. */
+#define NICOLL_STAGE_WARMUP 16
 #define NICOLL_STAGE_PROBE 128
 
-/* The owner: whether its next copy streams. Cached while one way's cost is unknown (cached
- * first), and while cached copies cost at most 4 times streaming ones: measured at the copy,
- * cached ones cost 0.6-3 times streaming ones where the cores are close (cheaper from copy to
- * read, the readers then reading from a cache, not from memory), 4.5-12 times where they are
- * far apart. */
+/* The owner: whether its next copy streams. Cached while cached copies cost at most 4 times
+ * streaming ones: measured at the copy, cached ones cost 0.6-3 times streaming ones where the
+ * cores are close (cheaper from copy to read, the readers then reading from a cache, not from
+ * memory), 4.5-12 times where they are far apart. */
 static inline bool nicoll_stage_streams(const nicoll_stage_t *s)
 {
     if (!NICOLL_STAGE_STREAMING) {
         return false;
     }
-    if (0 == s->cost[0] || 0 == s->cost[1]) {
-        return 0 != s->cost[0];
+    if (s->copies < NICOLL_STAGE_WARMUP) {
+        return 1 == s->copies % 2;
     }
     const bool streams = s->cost[0] > 4 * s->cost[1];
     return 0 == s->copies % NICOLL_STAGE_PROBE ? !streams : streams;
 }
 
-/* The owner: copies `bytes` to `to` (in its area, 16-byte aligned) the way nicoll_stage_streams()
- * says, and folds the copy's cost into that way's. A copy preempted midway would read as very
- * dear: a sample counts at most twice the average it joins. */
+/* The owner: copies `bytes` to `to` (in its area) the way nicoll_stage_streams() says, and folds
+ * the copy's cost into that way's. A copy preempted midway (or the first, into cold caches)
+ * would read as very dear: a dearer sample counts at most twice the average and moves it by a
+ * quarter, a cheaper one halves the distance. */
 static inline void nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *from, size_t bytes)
 {
 #if NICOLL_STAGE_STREAMING
-    const bool streams = nicoll_stage_streams(s);
+    const bool streams = nicoll_stage_streams(s) && 0 == (uintptr_t) to % 16;
     const uint64_t start = __rdtsc();
     if (streams) {
         __m128i *d = (__m128i *) to;
@@ -166,8 +168,13 @@ static inline void nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *fr
     }
     const uint64_t sample = ((__rdtsc() - start) << 10) / (bytes | 1) + 1;
     uint64_t *cost = &s->cost[streams];
-    *cost = 0 == *cost ? sample
-                       : *cost - *cost / 4 + (sample < 2 * *cost ? sample : 2 * *cost) / 4;
+    if (0 == *cost) {
+        *cost = sample;
+    } else if (sample < *cost) {
+        *cost -= (*cost - sample) / 2;
+    } else {
+        *cost += ((sample < 2 * *cost ? sample : 2 * *cost) - *cost) / 4;
+    }
     ++s->copies;
 #else
     (void) s;

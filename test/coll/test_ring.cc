@@ -146,19 +146,22 @@ TEST(ShmRing, OneSenderTwoReceiversEveryPacketIntactInOrder) {
 TEST(ShmStage, StreamsWhereCachedCopiesCostOver4TimesAndProbesTheOtherWay) {
     if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
     nicoll_stage_t s{};
+    s.cost[0] = 1000;  // whatever the costs, the first copies alternate
+    s.cost[1] = 1;
+    EXPECT_FALSE(nicoll_stage_streams(&s));
     s.copies = 1;
-    EXPECT_FALSE(nicoll_stage_streams(&s));  // nothing measured: cached first
+    EXPECT_TRUE(nicoll_stage_streams(&s));
+    s.copies = NICOLL_STAGE_WARMUP + 1;
     s.cost[0] = 400;
-    EXPECT_TRUE(nicoll_stage_streams(&s));  // then streaming, to measure it
     s.cost[1] = 100;
     EXPECT_FALSE(nicoll_stage_streams(&s));  // 4 times: still cached
     s.cost[1] = 99;
     EXPECT_TRUE(nicoll_stage_streams(&s));
-    s.copies = NICOLL_STAGE_PROBE;
+    s.copies = 2 * NICOLL_STAGE_PROBE;
     EXPECT_FALSE(nicoll_stage_streams(&s));  // the probe of the other way
     s.cost[1] = 400;
     EXPECT_TRUE(nicoll_stage_streams(&s));
-    s.copies = NICOLL_STAGE_PROBE + 1;
+    s.copies = 2 * NICOLL_STAGE_PROBE + 1;
     EXPECT_FALSE(nicoll_stage_streams(&s));
 }
 
