@@ -257,7 +257,7 @@ static void register_pvars(const mca_base_component_t *c)
                   &s->offloaded);
     register_pvar(c, "streamed",
                   "payloads this process staged in shared memory with streaming stores, which it "
-                  "takes where they cost less than cached ones (cores far apart)",
+                  "takes while cached ones cost over 4 times as much (cores far apart)",
                   &s->streamed);
     /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
     static const char *const tables[3] = {"barrier", "bcast", "allgather"};

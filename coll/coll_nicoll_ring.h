@@ -16,7 +16,7 @@
  *   measures cheaper (nicoll_stage_streams). A cached store to a line that a reader on another
  *   core still holds, from the last time round the area, first takes the line from it; where
  *   the two cores are far apart (this project's 2-core virtual machine, from one minute to the
- *   next) that made copies 5-12 times slower (docs/measurements.md). Streaming stores send the
+ *   next) that made copies 4.5-12 times slower (docs/measurements.md). Streaming stores send the
  *   payload to memory and take no line, at the price of the readers reading it from memory:
  *   about twice the time from copy to read where the cores are close.
  */
