@@ -110,8 +110,9 @@ typedef struct nicoll_stage {
     const void *shared;   /* the payload last staged, until the owner says it may change: the */
     size_t shared_bytes;  /* engine sends a packet to several peers in a row (a tree's */
     uint64_t shared_at;   /* children), and they all read the one chunk */
-    /* The copy's cost, cached [0] and streaming [1]: cycles per KiB, a moving average of the
-     * copies made that way (0: none yet); the copies made; where to count streaming ones. */
+    /* The copy's cost, cached [0] and streaming [1]: cycles per KiB, an average of the copies
+     * made that way (nicoll_stage_copy; 0: none yet); the copies made; where to count streamed
+     * ones (or NULL). */
     uint64_t cost[2];
     uint64_t copies;
     unsigned long long *streamed;
