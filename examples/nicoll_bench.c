@@ -24,7 +24,9 @@
  * thread's CPU time during the compute (CLOCK_THREAD_CPUTIME_ID): below Compute by what other
  * threads on its core, a progress thread's copies among them, took from it. All are means over
  * ranks of per-rank means; "Median(us)" is the median of the slowest rank's pure-communication
- * time.
+ * time. With --idle-compute the compute sleeps until its end instead of spinning, as a rank
+ * waiting on an accelerator or on I/O does: its core is then spare for other threads (a
+ * progress thread), which a machine with no more cores than ranks has otherwise not.
  *
  * --skew US: each rank in turn enters every call US microseconds late (asleep, after the
  * separator), as an application's process that is descheduled or busy elsewhere. One row per
@@ -53,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "nicoll_pvar.h"
@@ -76,10 +79,11 @@ static struct {
     long sizes[MAX_SIZES];
     int nsizes; /* from --sizes, else powers of two from min to max */
     int iterations, warmup, full, test_calls, osu;
+    int idle_compute;   /* --idle-compute: the compute sleeps, leaving its core */
     long skew;          /* --skew: microseconds one rank is late, 0 for none */
     int iterations_set; /* -i or -x given */
     int paired;         /* --paired: rounds per size, 0 for none */
-} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0};
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0, 0};
 
 static int rank, size;
 static char *sendbuf, *recvbuf;
@@ -100,6 +104,8 @@ static const char usage_text[] =
     "  -t, --num-test-calls N  MPI_Test calls during the compute (nonblocking; default 0)\n"
     "  --osu                 MPI_Barrier between iterations, as OSU's loop (default: a one-int\n"
     "                        MPI_Allreduce, which nicoll does not run)\n"
+    "  --idle-compute        the nonblocking forms' compute sleeps instead of spinning, leaving\n"
+    "                        its core to other threads (as a rank waiting on a GPU or on I/O)\n"
     "  --skew US             each rank in turn enters each call US microseconds late, asleep;\n"
     "                        per late rank: the slowest on-time rank's median time and the CPU\n"
     "                        time per call (default iterations then 100, warmup 10)\n"
@@ -152,6 +158,10 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
         }
         if (0 == strcmp(a, "--osu")) {
             opt.osu = 1;
+            continue;
+        }
+        if (0 == strcmp(a, "--idle-compute")) {
+            opt.idle_compute = 1;
             continue;
         }
         int *target = 0 == strcmp(a, "-i") || 0 == strcmp(a, "--iterations") ? &opt.iterations
@@ -214,6 +224,11 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
             return -1;
         }
     }
+    if (opt.idle_compute && (opt.coll < IBARRIER || opt.skew > 0)) {
+        snprintf(why, n, "--idle-compute: only with ibcast, iallgather or ibarrier, without "
+                         "--skew (only their overlap rows compute)");
+        return -1;
+    }
     if (opt.paired && (opt.skew > 0 || opt.full)) {
         snprintf(why, n, "--paired: not with %s", opt.skew > 0 ? "--skew" : "-f/--full");
         return -1;
@@ -261,7 +276,11 @@ static double compute(double us, int tests, MPI_Request *req)
     double t0 = MPI_Wtime(), in_test = 0.0;
     for (int k = 0; k <= tests; ++k) {
         double until = t0 + us * 1e-6 * (k + 1) / (tests + 1) + in_test;
-        while (MPI_Wtime() < until) {
+        for (double left; (left = until - MPI_Wtime()) > 0;) {
+            if (opt.idle_compute) { /* (timer slack 1 ns: see main) */
+                const struct timespec nap = {(time_t) left, (long) ((left - (time_t) left) * 1e9)};
+                nanosleep(&nap, NULL);
+            }
         }
         if (k < tests) {
             int done;
@@ -613,6 +632,9 @@ int main(int argc, char **argv)
         MPI_T_finalize();
         MPI_Finalize();
         return parsed < 0 ? 2 : 0;
+    }
+    if (opt.idle_compute) { /* the sleeping compute wakes on time, not up to 50 us late */
+        prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     }
 
     long sizes[MAX_SIZES + 32];

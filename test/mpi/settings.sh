@@ -97,4 +97,22 @@ mpirun_test -np 2 --mca coll tuned,basic,libnbc,self "$bench" barrier -i 5 -x 1 
 status=$?
 check "nicoll-bench --paired without nicoll: one line, a failed exit" \
     sh -c '[ "$1" -ne 0 ] && [ "$(grep -c "cannot write coll_nicoll_priority" "$2")" -eq 1 ]' _ "$status" "$log"
+
+# --idle-compute: the overlap row's compute sleeps (its CPU time well under its wall-clock time);
+# refused in one line where nothing computes.
+mpirun_test -np 2 --mca coll nicoll,tuned,basic,libnbc,self "$bench" ibcast --sizes 1048576 \
+    -i 5 -x 1 -f --idle-compute >"$log" 2>&1
+status=$?
+idle() {
+    row=$(awk '!/^#/ && NF == 10 { print $3, $4 }' "$log")
+    echo "# --idle-compute: exit $status, compute and its CPU time (us): ${row:-none}"
+    [ "$status" -eq 0 ] && [ -n "$row" ] && awk -v c="${row% *}" -v cpu="${row#* }" \
+        'BEGIN { exit !(c > 0 && cpu < c / 2) }'
+}
+check "nicoll-bench ibcast --idle-compute: the compute leaves its core" idle
+mpirun_test -np 1 "$bench" bcast --idle-compute >"$log" 2>&1
+status=$?
+check "nicoll-bench bcast --idle-compute: one line, a failed exit" \
+    sh -c '[ "$1" -eq 2 ] && [ "$(grep -c "^nicoll-bench: --idle-compute: only with" "$2")" -eq 1 ]' \
+    _ "$status" "$log"
 tap_done
