@@ -4,7 +4,8 @@
 # every communicator they differ on, rank 0 names the variable, the ranks and their values in
 # one line, and test_coll's checks all pass on the next component (coll/basic). A control run
 # with the same value on every rank shows that nicoll then runs everything. Last, the priority
-# written through MPI_T (nicoll-bench --paired).
+# written through MPI_T (nicoll-bench --paired), and nicoll-bench's sleeping compute
+# (--idle-compute).
 . "$top_srcdir/test/lib.sh"
 
 mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
