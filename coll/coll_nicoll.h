@@ -132,7 +132,7 @@ struct nicoll_module;
  * (coll_nicoll_progress.c). */
 #define NICOLL_PROGRESS_CALLER 0 /* the caller, in its MPI calls */
 #define NICOLL_PROGRESS_THREAD 1 /* also a progress thread of the process */
-/* (auto: the thread where the node has more cores than the job has processes on it) */
+/* (auto: the thread where the machine has more cores than the job has processes on it) */
 
 /* Whether a progress thread may run: then collective state is touched only under one lock, which
  * nicoll_lock() takes (and which Open MPI's progress must never be called with). Set once, at
@@ -153,9 +153,13 @@ static inline void nicoll_unlock(void)
         nicoll_unlock_now();
     }
 }
-/* This node's cores and the job's processes on it (set at init_query). */
+/* This machine's cores and the job's processes that share them (set at init_query). */
 extern int nicoll_node_cores, nicoll_node_ranks;
-/* Whether the node has a core more than the job has processes there: one for a progress thread. */
+/* At component open, before MPI_Init's exchange: counts this process among the job's on this
+ * machine (coll_nicoll_progress.c). */
+void nicoll_progress_count_in(void);
+/* Whether the machine has a core more than the job has processes there: one for a progress
+ * thread. */
 static inline bool nicoll_spare_core(void)
 {
     return nicoll_node_cores > nicoll_node_ranks;

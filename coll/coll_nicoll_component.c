@@ -124,7 +124,8 @@ static nicoll_param_t nicoll_params[] = {
      "thread (also a progress thread of the process, which forwards packets and completes the "
      "collectives' communication while the caller computes; it sleeps when none is in flight, "
      "and leaves communicators with a peer reached through the PML to the caller) or auto "
-     "(thread where the node has more cores than the job has processes on it, else caller). "
+     "(thread where the machine has more cores than the job has processes on it, whatever node "
+     "Open MPI places them on, else caller). "
      "Each process may choose its own.",
      &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
@@ -385,6 +386,7 @@ static int nicoll_open(void)
 {
     NICOLL_C->output = opal_output_open(NULL);
     opal_output_set_verbosity(NICOLL_C->output, NICOLL_C->verbose);
+    nicoll_progress_count_in();
     return OMPI_SUCCESS;
 }
 

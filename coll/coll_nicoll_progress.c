@@ -34,13 +34,16 @@
 #include "coll_nicoll.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -115,6 +118,45 @@ void nicoll_unlock_now(void)
     }
 }
 
+/* The job's processes on this machine, counted in a word of shared memory named after the job:
+ * each adds itself at component open, which MPI_Init runs before its exchange (a barrier), and
+ * reads the count at init_query, after it. Open MPI's own count is per host name, and nodes
+ * emulated on one machine (each in a UTS namespace of its own, as test/mpi/nodes.sh does) have
+ * names of their own but share the cores (and /dev/shm). */
+static uint64_t *on_machine;
+static char on_machine_name[64];
+
+void nicoll_progress_count_in(void)
+{
+    snprintf(on_machine_name, sizeof(on_machine_name), "/nicoll-%u-%u-processes",
+             (unsigned) getuid(), (unsigned) OPAL_PROC_MY_NAME.jobid);
+    const int fd = shm_open(on_machine_name, O_CREAT | O_RDWR, 0600);
+    if (fd < 0) {
+        return; /* counted per host name, as Open MPI does */
+    }
+    void *word = 0 == ftruncate(fd, sizeof(uint64_t))
+                     ? mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                     : MAP_FAILED;
+    close(fd);
+    if (MAP_FAILED != word) {
+        on_machine = word;
+        __atomic_add_fetch(on_machine, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* The count, once: the name goes (every process unlinks it; each reads through its own map). */
+static int processes_on_machine(void)
+{
+    if (NULL == on_machine) {
+        return 0;
+    }
+    const int n = (int) __atomic_load_n(on_machine, __ATOMIC_RELAXED);
+    munmap(on_machine, sizeof(uint64_t));
+    on_machine = NULL;
+    (void) shm_unlink(on_machine_name);
+    return n;
+}
+
 void nicoll_progress_open(void)
 {
     if (NULL == opal_hwloc_topology) {
@@ -123,13 +165,17 @@ void nicoll_progress_open(void)
     hwloc_topology_t topology = opal_hwloc_topology;
     nicoll_node_cores = NULL == topology ? 0 : hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     nicoll_node_ranks = (int) opal_process_info.num_local_peers + 1;
+    const int machine = processes_on_machine();
+    if (machine > nicoll_node_ranks) {
+        nicoll_node_ranks = machine;
+    }
     int mode = mca_coll_nicoll_component.progress;
     if (NICOLL_AUTO == mode) {
         mode = nicoll_spare_core() ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
-    NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes on this "
-                   "node)",
+    NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes of the "
+                   "job on this machine)",
                    !nicoll_locking      ? "caller"
                    : nicoll_spare_core() ? "thread, on a core of its own"
                                          : "thread, sharing its process's core",
@@ -447,6 +493,7 @@ void nicoll_progress_posted(bool wake)
 
 void nicoll_progress_close(void)
 {
+    (void) processes_on_machine(); /* (opened, never initialized: ompi_info) */
     if (!running) {
         return;
     }

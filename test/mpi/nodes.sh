@@ -9,7 +9,8 @@
 # the transport names: auto, shared memory inside the node and UCX between nodes; shm, shared
 # memory and the PML; ucx, UCX to all; pml, the PML to all. The last two runs add the progress
 # thread (coll_nicoll_progress thread) over shared memory and UCX at once, and the offload
-# section crosses the nodes with it. SKIPs where unshare is not allowed (not root and no user
+# section crosses the nodes with it. Every rank counts the job's processes on the machine, all of
+# the emulated nodes' (coll_nicoll_progress auto weighs them against the cores). SKIPs where unshare is not allowed (not root and no user
 # namespaces).
 . "$top_srcdir/test/lib.sh"
 
@@ -49,6 +50,9 @@ run() {
     esac
     got=$(grep -c "MPI_COMM_WORLD (cid 0): this rank reaches $want\$" "$log")
     check "$label $got of $size ranks reach $want" [ "$got" -eq "$size" ]
+    # the emulated nodes share this machine's cores: each rank counts all of them
+    got=$(grep -c "nicoll: progress: .*, $size processes of the job on this machine)\$" "$log")
+    check "$label $got of $size ranks count $size processes on this machine" [ "$got" -eq "$size" ]
 }
 
 for map in slot node; do
