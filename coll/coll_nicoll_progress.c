@@ -8,7 +8,7 @@
  * memory and UCX only. It never calls the PML: Open MPI's point-to-point layer is safe from a
  * second thread only under MPI_THREAD_MULTIPLE, which nicoll declines.
  *
- * Where the node has a core for it, the thread is bound there, posts each nonblocking collective
+ * Where the machine has a core for it, the thread is bound there, posts each nonblocking collective
  * itself (the caller's call returns at once, and the first packets' copies run on the thread's
  * core) and is woken by every post. Where it shares its process's core, the caller posts, and the
  * thread is woken by its peers' packets, taking the core from the computation that follows;
