@@ -130,19 +130,12 @@ void nicoll_progress_count_in(void)
 {
     snprintf(on_machine_name, sizeof(on_machine_name), "/nicoll-%u-%u-processes",
              (unsigned) getuid(), (unsigned) OPAL_PROC_MY_NAME.jobid);
-    const int fd = shm_open(on_machine_name, O_CREAT | O_RDWR, 0600);
-    void *word = fd >= 0 && 0 == ftruncate(fd, sizeof(uint64_t))
-                     ? mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                     : MAP_FAILED;
-    if (MAP_FAILED == word) { /* counted per host name, as Open MPI does */
+    on_machine = nicoll_shm_map(on_machine_name, sizeof(*on_machine), O_CREAT);
+    if (NULL == on_machine) { /* counted per host name, as Open MPI does */
         NICOLL_VERBOSE(10, "progress: cannot count the job's processes on this machine (%s: %s); "
                        "counting this node's", on_machine_name, strerror(errno));
     } else {
-        on_machine = word;
         __atomic_add_fetch(on_machine, 1, __ATOMIC_RELAXED);
-    }
-    if (fd >= 0) {
-        close(fd);
     }
 }
 

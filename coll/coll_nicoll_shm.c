@@ -177,23 +177,24 @@ static void unmap(nicoll_shm_t *s)
     free(s);
 }
 
-/* Maps the segment `name` of `bytes` (creating it on rank 0): NULL on failure. */
-static unsigned char *map(const char *name, size_t bytes, bool create)
+void *nicoll_shm_map(const char *name, size_t bytes, int create)
 {
-    int fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+    int fd = shm_open(name, O_RDWR | create, 0600);
     if (fd < 0) {
         return NULL;
     }
     void *p = MAP_FAILED;
-    if (!create ||
+    if (0 == create ||
         (0 == ftruncate(fd, (off_t) bytes) && 0 == posix_fallocate(fd, 0, (off_t) bytes))) {
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     }
+    const int error = errno;
     close(fd);
     if (MAP_FAILED == p) {
-        if (create) {
+        if (create & O_EXCL) {
             shm_unlink(name);
         }
+        errno = error;
         return NULL;
     }
     return p;
@@ -283,7 +284,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (creator) {
         snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
                  (unsigned) comm->c_contextid, serial++);
-        s->base = nicoll_fault("shm_map") ? NULL : map(mine.name, s->bytes, true);
+        s->base = nicoll_fault("shm_map") ? NULL
+                                          : nicoll_shm_map(mine.name, s->bytes, O_CREAT | O_EXCL);
         mine.ok = NULL != s->base;
     }
     int rc = !ok ? OMPI_SUCCESS
@@ -292,7 +294,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     const nicoll_shm_hello_t *first = ok && !alone ? &hello[s->local[0]] : NULL;
     ok = ok && OMPI_SUCCESS == rc && (alone || first->ok);
     if (ok && !alone && !creator) {
-        s->base = nicoll_fault("shm_map") ? NULL : map(first->name, s->bytes, false);
+        s->base = nicoll_fault("shm_map") ? NULL : nicoll_shm_map(first->name, s->bytes, 0);
         ok = NULL != s->base;
     }
     if (ok && !alone) {
