@@ -96,6 +96,7 @@ typedef struct nicoll_component {
     char *credits_name;
     char *transport_name;
     char *progress_name;
+    char *shm_limit_name;
     char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
     char *fault;       /* coll_nicoll_fault: a step to fail, for tests */
 
@@ -108,6 +109,7 @@ typedef struct nicoll_component {
     int credits;
     int transport; /* NICOLL_TRANSPORT_*, or NICOLL_AUTO */
     int progress;  /* NICOLL_PROGRESS_*, or NICOLL_AUTO */
+    int shm_limit; /* MiB of shared memory for nicoll's segments on a node, or NICOLL_AUTO */
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
     int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
 
@@ -373,6 +375,8 @@ bool nicoll_declined(nicoll_module_t *m);
  * failure during set-up reaches every rank, so all take the same path. False where the
  * communicator has no previous allreduce or it fails. */
 bool nicoll_all_ok(nicoll_module_t *m, bool ok);
+/* The least `value` of every rank of m's communicator (an allreduce); 0 if that fails. */
+int nicoll_all_min(nicoll_module_t *m, int value);
 /* For tests (coll_nicoll_fault): whether this pass through step `site` is to fail. */
 bool nicoll_fault(const char *site);
 

@@ -128,6 +128,16 @@ static nicoll_param_t nicoll_params[] = {
      "Open MPI places them on, else caller). "
      "Each process may choose its own.",
      &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
+    {"shm_limit", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "MiB of shared memory that nicoll's segments (one per communicator and node, all of it "
+     "allocated when the communicator's first collective sets it up) may hold on a node, "
+     "1..1048576, or auto (an eighth of the node's memory). Each process keeps its share, the "
+     "limit divided by the job's processes on the machine, each segment counting against each "
+     "of its ranks divided by their number. A communicator whose segment would take a rank "
+     "over its share gets one without staging areas (larger payloads read in place), or where "
+     "even that is too much, no shared memory (the peers of its node reached as where /dev/shm "
+     "is missing). Each process may choose its own: the ranks agree on the outcome.",
+     &NICOLL_C->shm_limit_name, {-1, 1, 1l << 20, NULL}, &NICOLL_C->shm_limit},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
      "communicator size and message size, the algorithm and its parameters. Empty: the embedded "

@@ -38,7 +38,9 @@
  * (nicoll_all_ok) to use the segments or not, so a rank that cannot allocate, map or read its
  * peer takes every rank to the PML with it; then the creators unlink the names, so nothing is
  * left behind even if the job dies. A rank alone on its node takes part in the agreement and
- * maps nothing.
+ * maps nothing. The agreement also keeps the node's segments within coll_nicoll_shm_limit: where
+ * a segment would take a rank over its share, the communicator's segments have no staging
+ * areas, or where even the rings would, there are none (budget()).
  */
 #include "coll_nicoll.h"
 #include "coll_nicoll_ring.h"
@@ -56,6 +58,7 @@
 #include <unistd.h>
 
 #include "ompi/proc/proc.h"
+#include "opal/mca/hwloc/base/base.h"
 #include "opal/runtime/opal_progress.h"
 
 /* A communicator's segment stays within this many bytes (all of it allocated at set-up, so a full
@@ -100,7 +103,28 @@ struct nicoll_shm {
     nicoll_shm_bell_t *bells; /* [size] every rank's doorbell */
     bool *may_sleep;       /* [size] whether the rank runs a progress thread, which may sleep */
     bool any_may_sleep;    /* whether any does: else no bell is ever rung */
+    size_t share;          /* bytes / size: what the segment counts against coll_nicoll_shm_limit */
 };
+
+/* The bytes of the segments this process maps, each divided by its ranks on the node: its share
+ * of the node's shared memory for nicoll, which stays within budget() (coll_nicoll_shm_limit). */
+static size_t shared_here;
+
+/* coll_nicoll_shm_limit, or an eighth of the node's memory, divided by the job's processes on
+ * the machine. */
+static size_t budget(void)
+{
+    size_t node = (size_t) mca_coll_nicoll_component.shm_limit << 20;
+    if (NICOLL_AUTO == mca_coll_nicoll_component.shm_limit) {
+        hwloc_obj_t root = NULL == opal_hwloc_topology ? NULL
+                                                       : hwloc_get_root_obj(opal_hwloc_topology);
+        node = (NULL == root || 0 == root->total_memory ? 8ul << 30 : root->total_memory) / 8;
+    }
+    return node / (size_t) (nicoll_node_ranks > 1 ? nicoll_node_ranks : 1);
+}
+
+/* What the ranks agree a communicator's segment holds: the lowest of their answers. */
+enum { SHM_NONE = 0, SHM_OVER_LIMIT, SHM_RINGS, SHM_STAGED };
 
 /* After a packet into `place`'s ring, or a slot of its freed: wakes its thread if it sleeps.
  * (The fence orders our ring write before the read of its flag, as the sleeper orders its flag
@@ -164,6 +188,7 @@ static void unmap(nicoll_shm_t *s)
 {
     if (NULL != s->base) {
         munmap(s->base, s->bytes);
+        shared_here -= s->share;
     }
     free(s->local);
     free(s->place);
@@ -272,8 +297,23 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
               (alone || (NULL != s->pids && NULL != s->sent_head && NULL != s->tail_seen &&
                          NULL != s->apart_until && NULL != s->taken && NULL != s->may_sleep &&
                          s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE));
-    /* A rank without its tables (or room for every rank's hello) cannot join what follows. */
-    ok = nicoll_all_ok(m, ok);
+    /* A rank without its tables (or room for every rank's hello) cannot join what follows; one
+     * that the segment would take over its share of the node's memory for nicoll (budget())
+     * takes every rank to a segment without staging areas, or to none. */
+    int level = ok ? SHM_STAGED : SHM_NONE;
+    if (ok && !alone) {
+        const size_t staged = s->bytes, rings_only = s->bytes - (size_t) size * s->stage_bytes;
+        level = shared_here + staged / (size_t) size <= budget()       ? SHM_STAGED
+                : shared_here + rings_only / (size_t) size <= budget() ? SHM_RINGS
+                                                                        : SHM_OVER_LIMIT;
+    }
+    level = nicoll_all_min(m, level);
+    ok = level >= SHM_RINGS;
+    if (ok && !alone && SHM_RINGS == level) {
+        s->bytes -= (size_t) size * s->stage_bytes;
+        s->stage_bytes = 0;
+        s->stage_limit = 0;
+    }
 
     /* The node's first rank makes its segment (zero-filled: every ring empty) and names it. */
     static unsigned serial;
@@ -296,6 +336,10 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (ok && !alone && !creator) {
         s->base = nicoll_fault("shm_map") ? NULL : nicoll_shm_map(first->name, s->bytes, 0);
         ok = NULL != s->base;
+    }
+    if (NULL != s && NULL != s->base) {
+        s->share = s->bytes / (size_t) size;
+        shared_here += s->share;
     }
     if (ok && !alone) {
         s->stages = s->base + (size_t) size * size * s->ring_bytes;
@@ -322,13 +366,26 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     if (creator && NULL != s->base) {
         shm_unlink(mine.name); /* every rank of the node has mapped it, or none will */
     }
-    if (ok && !alone) {
+    if (ok && !alone && SHM_RINGS == level) {
+        NICOLL_VERBOSE(10,
+                       "communicator %s (cid %u): packets through shared memory between the %d "
+                       "ranks of this node; no staging areas (a rank's share of "
+                       "coll_nicoll_shm_limit, %zu KiB, would not hold them): payloads over %zu "
+                       "bytes read by cross-memory attach",
+                       comm->c_name, (unsigned) comm->c_contextid, size, budget() >> 10,
+                       s->inline_bytes);
+    } else if (ok && !alone) {
         NICOLL_VERBOSE(10,
                        "communicator %s (cid %u): packets through shared memory between the %d "
                        "ranks of this node; payloads over %zu bytes staged up to %zu, larger "
                        "ones read by cross-memory attach",
                        comm->c_name, (unsigned) comm->c_contextid, size, s->inline_bytes,
                        s->stage_limit);
+    } else if (SHM_OVER_LIMIT == level) {
+        NICOLL_VERBOSE(10,
+                       "communicator %s (cid %u): no shared memory: its segment would take a "
+                       "rank over its share of coll_nicoll_shm_limit (%zu KiB here)",
+                       comm->c_name, (unsigned) comm->c_contextid, budget() >> 10);
     } else if (!ok) {
         NICOLL_VERBOSE(10,
                        "communicator %s (cid %u): no shared memory: a rank could not map "

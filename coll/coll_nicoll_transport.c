@@ -349,14 +349,20 @@ nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     return t->error;
 }
 
+int nicoll_all_min(nicoll_module_t *m, int value)
+{
+    int32_t mine = value, all = 0;
+    return NULL != m->previous_allreduce &&
+                   OMPI_SUCCESS == m->previous_allreduce(&mine, &all, 1, MPI_INT32_T, MPI_MIN,
+                                                         m->transport.comm,
+                                                         m->previous_allreduce_module)
+               ? all
+               : 0;
+}
+
 bool nicoll_all_ok(nicoll_module_t *m, bool ok)
 {
-    int32_t mine = ok, all = 0;
-    return NULL != m->previous_allreduce &&
-           OMPI_SUCCESS == m->previous_allreduce(&mine, &all, 1, MPI_INT32_T, MPI_MIN,
-                                                 m->transport.comm,
-                                                 m->previous_allreduce_module) &&
-           1 == all;
+    return 1 == nicoll_all_min(m, ok);
 }
 
 bool nicoll_declined(nicoll_module_t *m)

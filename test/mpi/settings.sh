@@ -75,6 +75,27 @@ check "coll_nicoll_credits 2 on every rank: no line about differing settings" \
 check "... every test_coll check passes" all_passed
 check "... nicoll ran the collectives, with no fallback" served
 
+# coll_nicoll_shm_limit, which each process may choose: 1 MiB on rank 0 only, whose share (a
+# third) holds no staging areas and the rings of a few communicators (test_coll's outstanding
+# section makes five). Its peers, with room of their own, follow it (verbose 10 on other
+# processes says so), nicoll still runs everything, and test_coll's checks pass where the
+# segments lack staging areas or are missing.
+many="$top_builddir/test/mpi/test_coll --sections blocking,outstanding --large 100000"
+mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
+    --mca coll_nicoll_verbose 10 -np 1 -x OMPI_MCA_coll_nicoll_shm_limit=1 $many : \
+    -np 2 $many >"$log" 2>&1
+status=$?
+test_coll_ran "$log"
+# processes LINE: how many processes printed LINE
+processes() { grep -- "$1" "$log" | sed -n 's/^\[[^]]*:\([0-9]*\)\].*/\1/p' | sort -u | wc -l; }
+echo "# coll_nicoll_shm_limit 1 on rank 0: test_coll $passed of ${checks:-?} checks passed, exit $status"
+check "coll_nicoll_shm_limit 1 on rank 0: its peers also take segments without staging areas" \
+    [ "$(processes 'no staging areas (a rank.s share of coll_nicoll_shm_limit')" -ge 2 ]
+check "... and then no shared memory" \
+    [ "$(processes 'no shared memory: its segment would take a rank over its share')" -ge 2 ]
+check "... every test_coll check passes" all_passed
+check "... nicoll ran the collectives, with no fallback" served
+
 # coll_nicoll_priority written through MPI_T between communicator creations, as nicoll-bench
 # --paired does on every rank: nicoll runs every benchmarked call on its communicator and none on
 # the one made while the priority was negative; where nicoll is not loaded, one line and a
