@@ -4,7 +4,11 @@
  *
  * One UCP context and worker per process, made at the first communicator that asks and shared
  * by all (nicoll_ucx_close() ends them with the component). A communicator's set-up exchanges
- * the workers' addresses and connects an endpoint to each peer this fabric serves. A packet is
+ * the workers' addresses and connects an endpoint to each peer this fabric serves that no
+ * earlier communicator connected: an endpoint is a connection (over tcp a socket), so there is
+ * one per peer process, kept until the component closes, as the PML does, whatever the number
+ * of communicators (one per communicator and peer ran out of file descriptors, and UCX aborted
+ * the job, after about 1,000 communicators under the usual limit of 1,024). A packet is
  * one active message: its header (which communicator, sender, per-pair number, and the engine's
  * header) in the message's user header, its payload as the message's data, sent from the
  * collective's buffer in place. Payloads up to EAGER_BYTES go eagerly; for larger ones UCX may
@@ -31,6 +35,8 @@
 
 #if NICOLL_UCX
 #include <ucp/api/ucp.h>
+
+#include "opal/class/opal_hash_table.h"
 
 #define AM_ID 0x6e /* nicoll's active-message handler on the process's worker */
 /* Payloads up to this size go eagerly, whatever UCX's own threshold. A rendezvous costs round
@@ -89,8 +95,18 @@ static struct {
     ucp_worker_h worker;
     int efd;             /* the worker's event fd (thread mode), or -1 */
     nicoll_ucx_t *comms;
+    opal_hash_table_t eps; /* the endpoint to each peer process, by its name */
     const char *why;     /* why UCX cannot be used in this process */
 } ucx;
+
+/* A peer process's name, the endpoints' key. */
+static uint64_t peer_key(struct ompi_communicator_t *comm, int rank)
+{
+    uint64_t key;
+    const opal_process_name_t name = ompi_comm_peer_lookup(comm, rank)->super.proc_name;
+    memcpy(&key, &name, sizeof(key));
+    return key;
+}
 
 static nicoll_ucx_t *find(uint32_t cid, uint32_t nonce)
 {
@@ -152,6 +168,11 @@ static bool start(void)
         return NULL != ucx.worker;
     }
     ucx.tried = true;
+    OBJ_CONSTRUCT(&ucx.eps, opal_hash_table_t);
+    if (OPAL_SUCCESS != opal_hash_table_init(&ucx.eps, 64)) {
+        ucx.why = "out of memory";
+        return false;
+    }
     ucp_config_t *config;
     if (nicoll_fault("ucx") || UCS_OK != ucp_config_read(NULL, NULL, &config)) {
         ucx.why = "cannot read UCX's configuration";
@@ -216,11 +237,33 @@ bool nicoll_ucx_arm(void)
     return 0 == ucp_worker_progress(ucx.worker) && UCS_OK == ucp_worker_arm(ucx.worker);
 }
 
+/* Every collective completed: nothing is owed to the peer but perhaps a credit. */
+static void close_ep(ucp_ep_h ep)
+{
+    const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                                       .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    void *req = ucp_ep_close_nbx(ep, &param);
+    while (UCS_PTR_IS_PTR(req) && UCS_INPROGRESS == ucp_request_check_status(req)) {
+        ucp_worker_progress(ucx.worker);
+    }
+    if (UCS_PTR_IS_PTR(req)) {
+        ucp_request_free(req);
+    }
+}
+
 void nicoll_ucx_close(void)
 {
     if (NULL != ucx.worker) {
+        uint64_t key;
+        void *ep;
+        OPAL_HASH_TABLE_FOREACH(key, uint64, ep, &ucx.eps) {
+            close_ep(ep);
+        }
         ucp_worker_destroy(ucx.worker);
         ucp_cleanup(ucx.context);
+    }
+    if (ucx.tried) {
+        OBJ_DESTRUCT(&ucx.eps);
     }
     memset(&ucx, 0, sizeof(ucx));
 }
@@ -232,25 +275,6 @@ typedef struct hello {
     uint32_t pad;
     unsigned char address[];
 } hello_t;
-
-static void close_eps(nicoll_ucx_t *u)
-{
-    for (int i = 0; NULL != u->eps && i < u->size; ++i) {
-        if (NULL == u->eps[i]) {
-            continue;
-        }
-        /* Every collective completed: nothing is owed to the peer but perhaps a credit. */
-        const ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                                           .flags = UCP_EP_CLOSE_FLAG_FORCE};
-        void *req = ucp_ep_close_nbx(u->eps[i], &param);
-        while (UCS_PTR_IS_PTR(req) && UCS_INPROGRESS == ucp_request_check_status(req)) {
-            ucp_worker_progress(ucx.worker);
-        }
-        if (UCS_PTR_IS_PTR(req)) {
-            ucp_request_free(req);
-        }
-    }
-}
 
 static void free_records(send_record_t *r)
 {
@@ -294,7 +318,6 @@ void nicoll_ucx_fini(nicoll_ucx_t *u)
             free(a->data);
         }
     }
-    close_eps(u);
     free_records(u->in_flight);
     free_records(u->spare);
     free(u->fetch_copy);
@@ -371,10 +394,21 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
                 continue;
             }
             const hello_t *peer = (const hello_t *) ((unsigned char *) hello + (size_t) i * record);
+            const uint64_t key = peer_key(comm, i);
+            void *known = NULL;
+            if (OPAL_SUCCESS == opal_hash_table_get_value_uint64(&ucx.eps, key, &known)) {
+                u->eps[i] = known;
+                continue;
+            }
             const ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
                                         .address = (const ucp_address_t *) peer->address};
             if (0 == peer->bytes || UCS_OK != ucp_ep_create(ucx.worker, &ep, &u->eps[i])) {
                 u->eps[i] = NULL;
+            } else if (OPAL_SUCCESS != opal_hash_table_set_value_uint64(&ucx.eps, key, u->eps[i])) {
+                close_ep(u->eps[i]);
+                u->eps[i] = NULL;
+            }
+            if (NULL == u->eps[i]) {
                 snprintf(unreachable, sizeof(unreachable), "cannot reach rank %d", i);
                 why = unreachable;
             }

@@ -9,7 +9,7 @@
 # the transport names: auto, shared memory inside the node and UCX between nodes; shm, shared
 # memory and the PML; ucx, UCX to all; pml, the PML to all. The last two runs add the progress
 # thread (coll_nicoll_progress thread) over shared memory and UCX at once, and the offload
-# section crosses the nodes with it. Every rank counts the job's processes on the machine, all of
+# section crosses the nodes with it, and the last holds 1,100 communicators at once. Every rank counts the job's processes on the machine, all of
 # the emulated nodes' (coll_nicoll_progress auto weighs them against the cores). SKIPs where unshare is not allowed (not root and no user
 # namespaces).
 . "$top_srcdir/test/lib.sh"
@@ -85,4 +85,18 @@ status=$?
 test_coll_ran "$log"
 grep '^not ok' "$log" | sed "s/^/# /"
 check "$label test_coll ran to its end, $passed of ${checks:-?} checks passed" all_passed
+
+# Many communicators across nodes, under the usual limit of 1,024 open files: each one's UCX
+# peers share the process's endpoints (a socket each over tcp), and the node's shared segments
+# stay within coll_nicoll_shm_limit.
+label="2x2 by node, 1100 communicators, 1024 files per process:"
+(ulimit -n 1024 &&
+    mpirun_nodes 2 2 -np 4 --map-by node -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo \
+        --mca coll nicoll,basic,libnbc,self \
+        "$program" --expect-nicoll --nodes 2 --sections communicators >"$log" 2>&1 </dev/null)
+status=$?
+test_coll_ran "$log"
+grep '^not ok' "$log" | sed "s/^/# /"
+check "$label test_coll ran to its end, $passed of ${checks:-?} checks passed" all_passed
+all_passed || grep -v -e '^ok' "$log" | head -20 | sed 's/^/# /'
 tap_done

@@ -39,6 +39,11 @@
  *                Then a forwarding round per rank but the root: that rank starts an MPI_Ibcast
  *                only after every other rank's completed, which needs the packets it forwards
  *                to go on before its host posts (early forwarding by its thread).
+ *   communicators (only when named) --communicators N duplicates of MPI_COMM_WORLD (1100 by
+ *                default) held at once, each running an MPI_Bcast of several packets from a
+ *                rotating root and an MPI_Allgather, each checked; then all freed. Each sets up
+ *                nicoll's transports: what they hold must not grow with the number of
+ *                communicators past what a node has (memory, file descriptors).
  *   concurrency  collectives on MPI_COMM_WORLD while point-to-point messages are in flight on it,
  *                with tags from 0 to MPI_TAG_UB and receives from MPI_ANY_SOURCE with
  *                MPI_ANY_TAG, and MPI_Allreduce (another component's) between a nonblocking
@@ -60,7 +65,7 @@
  *
  * usage: test_coll [--expect-nicoll] [--uniform-bcast] [--packet-size BYTES[,BYTES...]]
  *                  [--large BYTES] [--seed N] [--sections LIST] [--soak N] [--nodes N]
- *                  [--offload-wait S] [--thread-multiple]
+ *                  [--offload-wait S] [--communicators N] [--thread-multiple]
  */
 #include <mpi.h>
 
@@ -91,10 +96,12 @@ enum {
     S_CONCURRENCY = 16,
     S_SOAK = 32,    /* not among the default sections */
     S_OFFLOAD = 64, /* nor this one */
+    S_COMMUNICATORS = 128, /* nor this one */
 };
 static const char *section_names[] = {"blocking",    "nonblocking", "barrier",
-                                      "outstanding", "concurrency", "soak", "offload"};
-#define N_SECTIONS 7
+                                      "outstanding", "concurrency", "soak",
+                                      "offload",     "communicators"};
+#define N_SECTIONS 8
 
 #define MAX_PACKET_SIZES 8
 static struct {
@@ -108,7 +115,8 @@ static struct {
     long soak; /* collectives the soak section runs */
     long nodes; /* --nodes: the nodes Open MPI must see, 0 unchecked */
     long offload_wait; /* seconds the offload section waits for the progress thread */
-} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0, 30};
+    long communicators; /* duplicates the communicators section holds at once */
+} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0, 30, 1100};
 
 static int world_rank, world_size;
 static long long issued[N_COLLS]; /* calls on communicators of 2+ ranks: nicoll's to run */
@@ -1043,6 +1051,47 @@ static void section_soak(const comm_info_t *world)
     report(ok && flat, what);
 }
 
+/* The communicators section (see the top). */
+static void section_communicators(const comm_info_t *world)
+{
+    comm_info_t *cs = malloc((size_t) opt.communicators * sizeof *cs);
+    int ok = NULL != cs;
+    long made = 0;
+    /* a message of a few packets, staged where the node has room for it */
+    const int count = (int) (3 * opt.packet_sizes[0] / (long) sizeof(int)) + 1;
+    for (; ok && made < opt.communicators; ++made) {
+        comm_info_t *c = &cs[made];
+        *c = *world;
+        c->name = "a duplicate of world";
+        if (MPI_SUCCESS != MPI_Comm_dup(world->comm, &c->comm)) {
+            complain("MPI_Comm_dup failed after %ld duplicates", made);
+            ok = 0;
+            break;
+        }
+        MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+        op_t bcast = {.coll = C_BCAST, .c = c, .root = (int) (made % c->size),
+                      .tc = &tcases[1], .count = count, .seed = (unsigned) made * 2 + 1};
+        op_t allgather = {.coll = C_ALLGATHER, .c = c, .tc = &tcases[1], .count = 3,
+                          .seed = (unsigned) made * 2 + 2};
+        ok &= run_one(&bcast);
+        ok &= run_one(&allgather);
+        if (0 == world_rank && (made + 1) % 500 == 0) {
+            printf("# communicators: %ld held\n", made + 1);
+            fflush(stdout);
+        }
+    }
+    for (long i = 0; i < made; ++i) {
+        MPI_Comm_free(&cs[i].comm);
+    }
+    free(cs);
+    char what[200];
+    snprintf(what, sizeof what,
+             "communicators: %ld duplicates of world held at once, an MPI_Bcast of %d MPI_INT "
+             "and an MPI_Allgather on each, byte-exact",
+             opt.communicators, count);
+    report(ok, what);
+}
+
 /* Point-to-point payload: a function of (sender, tag, round, byte). */
 static unsigned char p2p_byte(int from, int tag, int round, int i)
 {
@@ -1304,6 +1353,10 @@ static int parse_options(int argc, char **argv)
             if (!parse_long(v, 1, 3600, &opt.offload_wait)) {
                 snprintf(why, sizeof why, "--offload-wait %s: expected seconds in 1..3600", v);
             }
+        } else if (0 == strcmp(a, "--communicators")) {
+            if (!parse_long(v, 1, 1L << 20, &opt.communicators)) {
+                snprintf(why, sizeof why, "--communicators %s: expected a number", v);
+            }
         } else if (0 == strcmp(a, "--nodes")) {
             if (!parse_long(v, 1, 1L << 20, &opt.nodes)) {
                 snprintf(why, sizeof why, "--nodes %s: expected a number of nodes", v);
@@ -1323,7 +1376,8 @@ static int parse_options(int argc, char **argv)
                 if (N_SECTIONS == s) {
                     snprintf(why, sizeof why,
                              "--sections %s: unknown section %s (known: blocking, nonblocking, "
-                             "barrier, outstanding, concurrency, soak, offload)",
+                             "barrier, outstanding, concurrency, soak, offload, "
+                             "communicators)",
                              v, t);
                 }
                 opt.sections |= 1u << s;
@@ -1337,7 +1391,8 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr,
                     "test_coll: %s\nusage: test_coll [--expect-nicoll] [--uniform-bcast] "
                     "[--packet-size BYTES[,BYTES...]] [--large BYTES] [--seed N] [--sections "
-                    "LIST] [--soak N] [--nodes N] [--offload-wait S] [--thread-multiple]\n",
+                    "LIST] [--soak N] [--nodes N] [--offload-wait S] [--communicators N] "
+                    "[--thread-multiple]\n",
                     why);
         }
         return 2;
@@ -1407,6 +1462,7 @@ int main(int argc, char **argv)
         case S_CONCURRENCY: section_concurrency(&comms[0], 60); break;
         case S_SOAK: section_soak(&comms[0]); break;
         case S_OFFLOAD: section_offload(offload_comms); break;
+        case S_COMMUNICATORS: section_communicators(&comms[0]); break;
         }
         if (0 == world_rank) {
             printf("# %s: %.1f s\n", section_names[s], MPI_Wtime() - t0);
