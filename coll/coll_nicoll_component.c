@@ -129,9 +129,8 @@ static nicoll_param_t nicoll_params[] = {
      "Each process may choose its own.",
      &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
     {"shm_limit", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "MiB of shared memory that nicoll's segments (one per communicator and node, all of it "
-     "allocated when the communicator's first collective sets it up) may hold on a node, "
-     "1..1048576, or auto (an eighth of the node's memory). Each process keeps its share, the "
+     "MiB of shared memory that nicoll's segments (one per communicator and node: its rings, "
+     "and staging areas allocated as they are used) may hold on a node, 1..1048576, or auto (an eighth of the node's memory). Each process keeps its share, the "
      "limit divided by the job's processes on the machine, each segment counting against each "
      "of its ranks divided by their number. A communicator whose segment would take a rank "
      "over its share gets one without staging areas (larger payloads read in place), or where "

@@ -11,7 +11,9 @@
  *   each a control line (`span`, `unread`) and a payload. The owner takes chunks in order and frees
  *   them in order once their readers have copied them out: each reader decrements `unread`
  *   (release), the owner sees 0 (acquire). A chunk is published to its readers with the slots
- *   that name it, so `unread` and the payload need no ordering of their own.
+ *   that name it, so `unread` and the payload need no ordering of their own. In shared memory
+ *   the area is allocated as chunks first reach it (MADV_POPULATE_WRITE, in steps of
+ *   NICOLL_STAGE_GROW), so that a communicator that stages little costs little.
  * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever it
  *   measures cheaper (nicoll_stage_streams). A cached store to a line that a reader on another
  *   core still holds, from the last time round the area, first takes the line from it; where
@@ -27,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "nicsim/nicsim.h"
 
@@ -116,7 +120,14 @@ typedef struct nicoll_stage {
     uint64_t cost[2];
     uint64_t copies;
     unsigned long long *streamed;
+    /* 0: the whole area is in memory; 1: only its first `ready` bytes, the rest allocated as
+     * chunks reach it; -1: allocating more failed (/dev/shm is full): chunks stay below `ready`. */
+    int lazy;
+    size_t ready;
 } nicoll_stage_t;
+
+/* A lazy area grows by this much at a time. */
+#define NICOLL_STAGE_GROW (64u << 10)
 
 /* The first copies alternate between the two ways, to measure both; after them, one copy in
  * NICOLL_STAGE_PROBE is made the other way than the costs choose, to follow them. */
@@ -218,6 +229,36 @@ static inline void nicoll_stage_free_read(nicoll_stage_t *s)
     }
 }
 
+/* Allocates the pages that hold `bytes` from `at` in shared memory, and maps them in this
+ * process: false where it cannot. MADV_POPULATE_WRITE fails where /dev/shm is full, where a store
+ * would raise SIGBUS, and where the kernel lacks it (before Linux 5.14). */
+static inline bool nicoll_populate(void *at, size_t bytes)
+{
+    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE), from = (uintptr_t) at / page * page,
+                    to = ((uintptr_t) at + bytes + page - 1) / page * page;
+    return 0 == bytes || 0 == madvise((void *) from, to - from, MADV_POPULATE_WRITE);
+}
+
+/* The owner: whether the area is in memory up to byte `end`, allocating it where it is lazy
+ * (where the kernel cannot, nothing is staged). */
+static inline bool nicoll_stage_reach(nicoll_stage_t *s, size_t end)
+{
+    if (0 == s->lazy || end <= s->ready) {
+        return true;
+    }
+    if (s->lazy < 0) {
+        return false;
+    }
+    size_t to = (end + NICOLL_STAGE_GROW - 1) / NICOLL_STAGE_GROW * NICOLL_STAGE_GROW;
+    to = to < s->bytes ? to : s->bytes;
+    if (!nicoll_populate(s->area + s->ready, to - s->ready)) {
+        s->lazy = -1;
+        return false;
+    }
+    s->ready = to;
+    return true;
+}
+
 /* The owner: copies a payload into the area for one more reader; its offset + 1 there (for the
  * slot that names it), or 0 when there is no room. The same payload again (its bytes cannot
  * have changed: the owner calls nicoll_stage_forget() when they may) gets one more reader of the
@@ -239,6 +280,10 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
         if (s->head + gap + span - s->tail > s->bytes) {
             return 0;
         }
+    }
+    /* (after a gap the chunk starts at 0, in memory since the first time round) */
+    if (!nicoll_stage_reach(s, gap > 0 ? at + sizeof(nicoll_shm_chunk_t) : at + span)) {
+        return 0;
     }
     if (gap > 0) {
         nicoll_shm_chunk_t *g = nicoll_stage_chunk(s->area, s->bytes, s->head);
