@@ -231,7 +231,8 @@ static inline void nicoll_stage_free_read(nicoll_stage_t *s)
 
 /* Allocates the pages that hold `bytes` from `at` in shared memory, and maps them in this
  * process: false where it cannot. MADV_POPULATE_WRITE fails where /dev/shm is full, where a store
- * would raise SIGBUS, and where the kernel lacks it (before Linux 5.14). */
+ * would raise SIGBUS, and where the kernel lacks it (before Linux 5.14: coll_nicoll_shm.c then
+ * allocates whole areas at set-up). */
 static inline bool nicoll_populate(void *at, size_t bytes)
 {
     const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE), from = (uintptr_t) at / page * page,
@@ -239,8 +240,7 @@ static inline bool nicoll_populate(void *at, size_t bytes)
     return 0 == bytes || 0 == madvise((void *) from, to - from, MADV_POPULATE_WRITE);
 }
 
-/* The owner: whether the area is in memory up to byte `end`, allocating it where it is lazy
- * (where the kernel cannot, nothing is staged). */
+/* The owner: whether the area is in memory up to byte `end`, allocating it where it is lazy. */
 static inline bool nicoll_stage_reach(nicoll_stage_t *s, size_t end)
 {
     if (0 == s->lazy || end <= s->ready) {

@@ -128,6 +128,23 @@ static size_t budget(void)
     return node / (size_t) (nicoll_node_ranks > 1 ? nicoll_node_ranks : 1);
 }
 
+/* Whether this kernel allocates shared pages on request (MADV_POPULATE_WRITE, Linux 5.14): if so,
+ * staging areas are allocated as they are used; if not, with the rest of the segment at set-up,
+ * where a full /dev/shm shows, rather than as a SIGBUS at a store later. Asked once. */
+static bool allocates_on_request(void)
+{
+    static int answer = -1;
+    if (answer < 0) {
+        const size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        answer = MAP_FAILED != p && nicoll_populate(p, page);
+        if (MAP_FAILED != p) {
+            munmap(p, page);
+        }
+    }
+    return answer;
+}
+
 /* What the ranks agree a communicator's segment holds: the lowest of their answers. */
 enum { SHM_NONE = 0, SHM_OVER_LIMIT, SHM_RINGS, SHM_STAGED };
 
@@ -326,6 +343,9 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
 
     /* The node's first rank makes its segment (zero-filled: every ring empty) and names it. */
     static unsigned serial;
+    const size_t allocated = !ok || alone               ? 0
+                             : allocates_on_request() ? s->ready_bytes
+                                                      : s->bytes;
     const bool creator = ok && !alone && 0 == s->rank;
     nicoll_shm_hello_t mine = {.pid = getpid(),
                                .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word,
@@ -334,7 +354,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
                  (unsigned) comm->c_contextid, serial++);
         s->base = nicoll_fault("shm_map") ? NULL
-                                          : nicoll_shm_map(mine.name, s->bytes, s->ready_bytes,
+                                          : nicoll_shm_map(mine.name, s->bytes, allocated,
                                                            O_CREAT | O_EXCL);
         mine.ok = NULL != s->base;
     }
@@ -345,7 +365,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     ok = ok && OMPI_SUCCESS == rc && (alone || first->ok);
     if (ok && !alone && !creator) {
         s->base = nicoll_fault("shm_map") ? NULL
-                                          : nicoll_shm_map(first->name, s->bytes, s->ready_bytes, 0);
+                                          : nicoll_shm_map(first->name, s->bytes, allocated, 0);
         ok = NULL != s->base;
     }
     if (NULL != s && NULL != s->base) {
@@ -358,7 +378,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
                                      .bytes = s->stage_bytes,
                                      .streamed = &mca_coll_nicoll_component.stats.streamed,
-                                     .lazy = 1};
+                                     .lazy = allocated < s->bytes};
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {
             s->pids[i] = (pid_t) hello[s->local[i]].pid;
