@@ -8,9 +8,10 @@
 # (--expect-nicoll); and, with verbose 10, that each rank reaches its peers through the fabric
 # the transport names: auto, shared memory inside the node and UCX between nodes; shm, shared
 # memory and the PML; ucx, UCX to all; pml, the PML to all. The last two runs add the progress
-# thread (coll_nicoll_progress thread) over shared memory and UCX at once, and the offload
-# section crosses the nodes with it, and the last holds 1,100 communicators at once. Every rank counts the job's processes on the machine, all of
-# the emulated nodes' (coll_nicoll_progress auto weighs them against the cores). SKIPs where unshare is not allowed (not root and no user
+# thread (coll_nicoll_progress thread) over shared memory and UCX at once, the offload section
+# crosses the nodes with it, and the last run holds 1,100 communicators at once. Every rank
+# counts the job's processes on the machine, all of the emulated nodes' (coll_nicoll_progress
+# auto weighs them against the cores). SKIPs where unshare is not allowed (not root and no user
 # namespaces).
 . "$top_srcdir/test/lib.sh"
 

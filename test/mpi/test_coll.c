@@ -1059,7 +1059,7 @@ static void section_communicators(const comm_info_t *world)
     long made = 0;
     /* a message of a few packets, staged where the node has room for it */
     const int count = (int) (3 * opt.packet_sizes[0] / (long) sizeof(int)) + 1;
-    for (; ok && made < opt.communicators; ++made) {
+    for (; NULL != cs && made < opt.communicators; ++made) { /* (on, past a failed check) */
         comm_info_t *c = &cs[made];
         *c = *world;
         c->name = "a duplicate of world";
