@@ -88,8 +88,18 @@ int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, int *node_of,
         free(places);
         return OMPI_SUCCESS;
     }
-    nicoll_place_t mine = {.node = node_hash(), .package = my_package(),
-                           .rank = ompi_comm_rank(comm)};
+    /* This process's place, found at its first communicator: as Open MPI's own locality, it
+     * is taken to stay where it started (finding it, hwloc reads every thread's binding, took
+     * about a tenth of a communicator's set-up). */
+    static uint64_t node;
+    static int32_t package;
+    static bool placed;
+    if (!placed) {
+        node = node_hash();
+        package = my_package();
+        placed = true;
+    }
+    nicoll_place_t mine = {.node = node, .package = package, .rank = ompi_comm_rank(comm)};
     nicoll_settings_mine(&m->transport, &mine.settings);
     int rc = m->previous_allgather(&mine, sizeof(mine), MPI_BYTE, places, sizeof(mine), MPI_BYTE,
                                    comm, m->previous_allgather_module);

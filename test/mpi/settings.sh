@@ -76,14 +76,14 @@ check "... every test_coll check passes" all_passed
 check "... nicoll ran the collectives, with no fallback" served
 
 # coll_nicoll_shm_limit, which each process may choose: 1 MiB on rank 0 only, whose share (a
-# third) holds no staging areas and the rings of a few communicators (test_coll's outstanding
+# quarter) holds no staging areas and the rings of two communicators (test_coll's outstanding
 # section makes five). Its peers, with room of their own, follow it (verbose 10 on other
 # processes says so), nicoll still runs everything, and test_coll's checks pass where the
 # segments lack staging areas or are missing.
 many="$top_builddir/test/mpi/test_coll --sections blocking,outstanding --large 100000"
 mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 1 \
     --mca coll_nicoll_verbose 10 -np 1 -x OMPI_MCA_coll_nicoll_shm_limit=1 $many : \
-    -np 2 $many >"$log" 2>&1
+    -np 3 $many >"$log" 2>&1
 status=$?
 test_coll_ran "$log"
 # processes LINE: how many processes printed LINE
