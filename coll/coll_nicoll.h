@@ -209,13 +209,10 @@ typedef struct nicoll_shm nicoll_shm_t;
  * (every rank alike). */
 nicoll_shm_t *nicoll_shm_setup(struct nicoll_module *m);
 void nicoll_shm_fini(nicoll_shm_t *s);
-/* Maps the shared memory `name` of `bytes`, opening it as shm_open's `create` says (0: it must
- * exist; O_CREAT | O_EXCL: this process makes it, and unlinks it again on failure; O_CREAT:
- * whoever comes first), its first `ready` bytes allocated by the one that makes it; the rest is
- * allocated when first written. Pages enter this process's page tables as it first touches them
- * (a communicator that runs a few small collectives touches a few pages of its rings). NULL on
- * failure, with errno. */
-void *nicoll_shm_map(const char *name, size_t bytes, size_t ready, int create);
+/* Maps the shared memory `name` of `bytes`, made (and allocated) by whoever comes first: for
+ * the few bytes every process of a job on the machine finds by name. NULL on failure, with
+ * errno. */
+void *nicoll_shm_map(const char *name, size_t bytes);
 /* Whether communicator rank `rank` is reached through `s` (NULL reaches no one). */
 bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank);
 /* Says on this rank's doorbell whether its progress thread sleeps, so that its peers ring it

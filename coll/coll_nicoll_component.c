@@ -134,8 +134,8 @@ static nicoll_param_t nicoll_params[] = {
      "limit divided by the job's processes on the machine, each segment counting against each "
      "of its ranks divided by their number. A communicator whose segment would take a rank "
      "over its share gets one without staging areas (larger payloads read in place), or where "
-     "even that is too much, no shared memory (the peers of its node reached as where /dev/shm "
-     "is missing). Each process may choose its own: the ranks agree on the outcome.",
+     "even that is too much, no shared memory (the peers of its node reached as where shared "
+     "memory cannot be used). Each process may choose its own: the ranks agree on the outcome.",
      &NICOLL_C->shm_limit_name, {-1, 1, 1l << 20, NULL}, &NICOLL_C->shm_limit},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "

@@ -34,7 +34,6 @@
 #include "coll_nicoll.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
@@ -130,8 +129,7 @@ void nicoll_progress_count_in(void)
 {
     snprintf(on_machine_name, sizeof(on_machine_name), "/nicoll-%u-%u-processes",
              (unsigned) getuid(), (unsigned) OPAL_PROC_MY_NAME.jobid);
-    on_machine = nicoll_shm_map(on_machine_name, sizeof(*on_machine), sizeof(*on_machine),
-                                O_CREAT);
+    on_machine = nicoll_shm_map(on_machine_name, sizeof(*on_machine));
     if (NULL == on_machine) { /* counted per host name, as Open MPI does */
         NICOLL_VERBOSE(10, "progress: cannot count the job's processes on this machine (%s: %s); "
                        "counting this node's", on_machine_name, strerror(errno));

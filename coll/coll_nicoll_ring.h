@@ -121,7 +121,7 @@ typedef struct nicoll_stage {
     uint64_t copies;
     unsigned long long *streamed;
     /* 0: the whole area is in memory; 1: only its first `ready` bytes, the rest allocated as
-     * chunks reach it; -1: allocating more failed (/dev/shm is full): chunks stay below `ready`. */
+     * chunks reach it; -1: allocating more failed (out of memory): chunks stay below `ready`. */
     int lazy;
     size_t ready;
 } nicoll_stage_t;
@@ -230,7 +230,7 @@ static inline void nicoll_stage_free_read(nicoll_stage_t *s)
 }
 
 /* Allocates the pages that hold `bytes` from `at` in shared memory, and maps them in this
- * process: false where it cannot. MADV_POPULATE_WRITE fails where /dev/shm is full, where a store
+ * process: false where it cannot. MADV_POPULATE_WRITE fails where memory runs out, where a store
  * would raise SIGBUS, and where the kernel lacks it (before Linux 5.14: coll_nicoll_shm.c then
  * allocates whole areas at set-up). */
 static inline bool nicoll_populate(void *at, size_t bytes)

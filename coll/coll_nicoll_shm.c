@@ -33,14 +33,15 @@
  * The rings and staging areas themselves, lock-free, are in coll_nicoll_ring.h.
  *
  * Set-up is collective, at the communicator's first nicoll collective: on each node the lowest
- * rank creates the segment, every rank learns its name and maps it and reads a word from a peer
- * of its node to prove that cross-memory attach is allowed, and all ranks of every node agree
- * (nicoll_all_ok) to use the segments or not, so a rank that cannot allocate, map or read its
- * peer takes every rank to the PML with it; then the creators unlink the names, so nothing is
- * left behind even if the job dies. A rank alone on its node takes part in the agreement and
- * maps nothing. The agreement also keeps the node's segments within coll_nicoll_shm_limit: where
- * a segment would take a rank over its share, the communicator's segments have no staging
- * areas, or where even the rings would, there are none (budget()).
+ * rank creates the segment (a file without a name), every rank learns where to open it and maps
+ * it and reads a word from a peer of its node to prove that cross-memory attach is allowed, and
+ * all ranks of every node agree (nicoll_all_ok) to use the segments or not, so a rank that
+ * cannot allocate, map or read its peer takes every rank to the PML with it; then the creators
+ * close the file, which lives on in the maps only, so nothing is left behind however the job
+ * ends. A rank alone on its node takes part in the agreement and maps nothing. The agreement
+ * also keeps the node's segments within coll_nicoll_shm_limit: where a segment would take a
+ * rank over its share, the communicator's segments have no staging areas, or where even the
+ * rings would, there are none (budget()).
  */
 #include "coll_nicoll.h"
 #include "coll_nicoll_ring.h"
@@ -61,8 +62,8 @@
 #include "opal/mca/hwloc/base/base.h"
 #include "opal/runtime/opal_progress.h"
 
-/* A communicator's rings stay within this many bytes (allocated at set-up, so that a full /dev/shm
- * shows then, not as a fault later): large communicators get fewer inline bytes. */
+/* A communicator's rings stay within this many bytes (allocated at set-up, so that running out of
+ * memory shows then, not as a fault later): large communicators get fewer inline bytes. */
 #define NICOLL_SHM_MAX_BYTES (64ul << 20)
 #define NICOLL_SHM_MIN_INLINE 256
 /* A rank's staging area: at most this many bytes, all ranks' together at most the second. */
@@ -130,7 +131,7 @@ static size_t budget(void)
 
 /* Whether this kernel allocates shared pages on request (MADV_POPULATE_WRITE, Linux 5.14): if so,
  * staging areas are allocated as they are used; if not, with the rest of the segment at set-up,
- * where a full /dev/shm shows, rather than as a SIGBUS at a store later. Asked once. */
+ * where running out of memory shows, rather than as a SIGBUS at a store later. Asked once. */
 static bool allocates_on_request(void)
 {
     static int answer = -1;
@@ -183,7 +184,7 @@ static nicoll_shm_ring_t *ring(const nicoll_shm_t *s, int src, int dst)
 
 /* What every rank tells the others at set-up. */
 typedef struct nicoll_shm_hello {
-    char name[64];   /* the segment, from rank 0 */
+    char name[64];   /* where to open the segment (rank 0: /proc/PID/fd/N) */
     int64_t pid;
     uint64_t probe;  /* the address of nicoll_shm_probe_word in this process */
     int32_t ok;      /* rank 0: the segment exists */
@@ -256,26 +257,29 @@ static void unmap(nicoll_shm_t *s)
     free(s);
 }
 
-void *nicoll_shm_map(const char *name, size_t bytes, size_t ready, int create)
+/* Maps `bytes` of the shared file `fd`: when `make`, sized first, its first `ready` bytes
+ * allocated (so that where memory runs out it shows here, not as a SIGBUS at a store later).
+ * NULL on failure, with errno. */
+static void *map_fd(int fd, size_t bytes, size_t ready, bool make)
 {
-    int fd = shm_open(name, O_RDWR | create, 0600);
-    if (fd < 0) {
-        return NULL;
-    }
     void *p = MAP_FAILED;
-    if (0 == create ||
+    if (!make ||
         (0 == ftruncate(fd, (off_t) bytes) && 0 == posix_fallocate(fd, 0, (off_t) ready))) {
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     }
-    const int error = errno;
-    close(fd);
-    if (MAP_FAILED == p) {
-        if (create & O_EXCL) {
-            shm_unlink(name);
-        }
-        errno = error;
+    return MAP_FAILED == p ? NULL : p;
+}
+
+void *nicoll_shm_map(const char *name, size_t bytes)
+{
+    int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
+    if (fd < 0) {
         return NULL;
     }
+    void *p = map_fd(fd, bytes, bytes, true);
+    const int error = errno;
+    close(fd);
+    errno = error;
     return p;
 }
 
@@ -370,8 +374,12 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->stage_limit = 0;
     }
 
-    /* The node's first rank makes its segment (zero-filled: every ring empty) and names it. */
-    static unsigned serial;
+    /* The node's first rank makes its segment (zero-filled: every ring empty), a file without a
+     * name (memfd_create), which the others open through its descriptor in /proc: that takes
+     * the permission to read its memory, which the fabric needs anyway (can_read()). So no
+     * name is left behind in /dev/shm, however a process ends, and /dev/shm's size (64 MiB in a
+     * container by default) does not matter. */
+    int made = -1;
     const size_t allocated = !ok || alone               ? 0
                              : allocates_on_request() ? s->ready_bytes
                                                       : s->bytes;
@@ -380,11 +388,9 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                                .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word,
                                .thread = nicoll_locking};
     if (creator) {
-        snprintf(mine.name, sizeof(mine.name), "/nicoll.%ld.%u.%u", (long) getpid(),
-                 (unsigned) comm->c_contextid, serial++);
-        s->base = nicoll_fault("shm_map") ? NULL
-                                          : nicoll_shm_map(mine.name, s->bytes, allocated,
-                                                           O_CREAT | O_EXCL);
+        made = nicoll_fault("shm_map") ? -1 : memfd_create("nicoll", MFD_CLOEXEC);
+        s->base = made < 0 ? NULL : map_fd(made, s->bytes, allocated, true);
+        snprintf(mine.name, sizeof(mine.name), "/proc/%ld/fd/%d", (long) getpid(), made);
         mine.ok = NULL != s->base;
     }
     int rc = !ok ? OMPI_SUCCESS
@@ -393,8 +399,11 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     const nicoll_shm_hello_t *first = ok && !alone ? &hello[s->local[0]] : NULL;
     ok = ok && OMPI_SUCCESS == rc && (alone || first->ok);
     if (ok && !alone && !creator) {
-        s->base = nicoll_fault("shm_map") ? NULL
-                                          : nicoll_shm_map(first->name, s->bytes, allocated, 0);
+        const int fd = nicoll_fault("shm_map") ? -1 : open(first->name, O_RDWR | O_CLOEXEC);
+        s->base = fd < 0 ? NULL : map_fd(fd, s->bytes, 0, false);
+        if (fd >= 0) {
+            close(fd);
+        }
         ok = NULL != s->base;
     }
     if (NULL != s && NULL != s->base) {
@@ -419,8 +428,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     }
     /* Every node uses its segment, or none does. */
     ok = nicoll_all_ok(m, ok);
-    if (creator && NULL != s->base) {
-        shm_unlink(mine.name); /* every rank of the node has mapped it, or none will */
+    if (made >= 0) {
+        close(made); /* every rank of the node has opened it, or none will */
     }
     if (ok && !alone && SHM_RINGS == level) {
         NICOLL_VERBOSE(10,
