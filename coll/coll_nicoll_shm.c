@@ -257,16 +257,17 @@ static void unmap(nicoll_shm_t *s)
     free(s);
 }
 
-/* Maps `bytes` of the shared file `fd`: when `make`, sized first, its first `ready` bytes
- * allocated (so that where memory runs out it shows here, not as a SIGBUS at a store later).
- * NULL on failure, with errno. */
-static void *map_fd(int fd, size_t bytes, size_t ready, bool make)
+/* Sizes the new shared file `fd` to `bytes` and allocates its first `ready` (so that where memory
+ * runs out it shows here, not as a SIGBUS at a store later). */
+static bool make_fd(int fd, size_t bytes, size_t ready)
 {
-    void *p = MAP_FAILED;
-    if (!make ||
-        (0 == ftruncate(fd, (off_t) bytes) && 0 == posix_fallocate(fd, 0, (off_t) ready))) {
-        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    }
+    return 0 == ftruncate(fd, (off_t) bytes) && 0 == posix_fallocate(fd, 0, (off_t) ready);
+}
+
+/* Maps `bytes` of the shared file `fd`: NULL on failure, with errno. */
+static void *map_fd(int fd, size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     return MAP_FAILED == p ? NULL : p;
 }
 
@@ -276,7 +277,7 @@ void *nicoll_shm_map(const char *name, size_t bytes)
     if (fd < 0) {
         return NULL;
     }
-    void *p = map_fd(fd, bytes, bytes, true);
+    void *p = make_fd(fd, bytes, bytes) ? map_fd(fd, bytes) : NULL;
     const int error = errno;
     close(fd);
     errno = error;
@@ -389,7 +390,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                                .thread = nicoll_locking};
     if (creator) {
         made = nicoll_fault("shm_map") ? -1 : memfd_create("nicoll", MFD_CLOEXEC);
-        s->base = made < 0 ? NULL : map_fd(made, s->bytes, allocated, true);
+        const bool made_ok = made >= 0 && make_fd(made, s->bytes, allocated);
+        s->base = made_ok ? map_fd(made, s->bytes) : NULL;
         snprintf(mine.name, sizeof(mine.name), "/proc/%ld/fd/%d", (long) getpid(), made);
         mine.ok = NULL != s->base;
     }
@@ -400,7 +402,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     ok = ok && OMPI_SUCCESS == rc && (alone || first->ok);
     if (ok && !alone && !creator) {
         const int fd = nicoll_fault("shm_map") ? -1 : open(first->name, O_RDWR | O_CLOEXEC);
-        s->base = fd < 0 ? NULL : map_fd(fd, s->bytes, 0, false);
+        s->base = fd < 0 ? NULL : map_fd(fd, s->bytes);
         if (fd >= 0) {
             close(fd);
         }
@@ -411,7 +413,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         shared_here += s->share;
     }
     if (ok && !alone) {
-        s->bells = (nicoll_shm_bell_t *) (s->base + (size_t) size * (size - 1) * s->ring_bytes);
+        /* the doorbells end the part allocated at set-up, after the rings */
+        s->bells = (nicoll_shm_bell_t *) (s->base + s->ready_bytes) - size;
         s->stages = s->base + s->ready_bytes;
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
                                      .bytes = s->stage_bytes,
