@@ -141,7 +141,7 @@ struct nicoll_module;
  * init_query, before any collective. */
 extern bool nicoll_locking;
 void nicoll_lock_now(void);
-bool nicoll_trylock_now(void);
+bool nicoll_lock_unless_mine(void);
 void nicoll_unlock_now(void);
 static inline void nicoll_lock(void)
 {

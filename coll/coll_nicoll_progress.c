@@ -95,22 +95,30 @@ static void futex_bump(uint32_t *futex)
     syscall(SYS_futex, futex, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+static __thread bool mine; /* this caller thread holds the lock */
+
 void nicoll_lock_now(void)
 {
     __atomic_add_fetch(&waiting, 1, __ATOMIC_RELAXED);
     pthread_mutex_lock(&lock);
     __atomic_sub_fetch(&waiting, 1, __ATOMIC_RELAXED);
+    mine = true;
 }
 
-bool nicoll_trylock_now(void)
+bool nicoll_lock_unless_mine(void)
 {
-    return 0 == pthread_mutex_trylock(&lock);
+    if (mine) {
+        return false;
+    }
+    nicoll_lock_now();
+    return true;
 }
 
 void nicoll_unlock_now(void)
 {
     const bool wake = post_unseen;
     post_unseen = false;
+    mine = false;
     pthread_mutex_unlock(&lock);
     if (wake) { /* after the lock is free: woken, the thread goes straight to work */
         futex_bump(&posts);
