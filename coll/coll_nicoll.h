@@ -137,8 +137,9 @@ struct nicoll_module;
 /* (auto: the thread where the machine has more cores than the job has processes on it) */
 
 /* Whether a progress thread may run: then collective state is touched only under one lock, which
- * nicoll_lock() takes (and which Open MPI's progress must never be called with). Set once, at
- * init_query, before any collective. */
+ * nicoll_lock() takes. nicoll's progress callback waits for it, except in a thread that holds it
+ * (a communicator's release waits for its PML requests under it): there it does nothing. Set
+ * once, at init_query, before any collective. */
 extern bool nicoll_locking;
 void nicoll_lock_now(void);
 bool nicoll_lock_unless_mine(void);

@@ -27,7 +27,8 @@
  * Every collective's state (engine groups, transports, the request list, counters) is touched
  * under one lock, taken only in thread mode: the caller takes it in each collective and lets go
  * of it whenever it runs Open MPI's progress, so that a collective of another component that
- * needs nicoll's to progress never waits for a lock the caller holds. The thread never completes
+ * needs nicoll's to progress never waits for a lock the caller holds; nicoll's progress callback
+ * waits for the thread's round to end rather than poll beside it. The thread never completes
  * MPI requests: it leaves that, and any unpacking, to the caller's next MPI call (a request's
  * completion callbacks belong to the threads that call MPI).
  */

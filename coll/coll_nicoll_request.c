@@ -309,7 +309,7 @@ bool nicoll_requests_rung(void)
 static int progress(void)
 {
     if (progressing || (nicoll_locking && !nicoll_lock_unless_mine())) {
-        return 0; /* (a call of ours, from under the lock, runs Open MPI's progress) */
+        return 0; /* (a release of ours waits for PML requests under the lock) */
     }
     progressing = true;
     const unsigned long long moved_before = nicoll_packets_moved();
