@@ -2,8 +2,9 @@
  * The shared-memory fabric's lock-free parts (coll_nicoll_shm.c), apart from Open MPI so that a
  * unit test can run them on two threads under ThreadSanitizer (test/coll/test_ring.cc):
  *
- * - A ring: one producer (the sender), one consumer (the receiver), `slots` slots after a control
- *   line that only the receiver writes (`tail`, slots consumed). The sender writes slot i, then
+ * - A ring: one producer (the sender), one consumer (the receiver), `slots` slots after control
+ *   lines that only the receiver writes (`tail`, slots consumed; the costs of its copies out of
+ *   the sender's staging area). The sender writes slot i, then
  *   publishes it by storing i + 1 in its `seq` (release); the receiver, watching the slot it
  *   expects next, sees the seq (acquire), hands the packet on and frees the slot by advancing
  *   `tail` (release), which the sender reads (acquire) only when the ring looks full.
@@ -14,13 +15,14 @@
  *   that name it, so `unread` and the payload need no ordering of their own. In shared memory
  *   the area is allocated as chunks first reach it (MADV_POPULATE_WRITE, in steps of
  *   NICOLL_STAGE_GROW), so that a communicator that stages little costs little.
- * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever it
- *   measures cheaper (nicoll_stage_streams). A cached store to a line that a reader on another
- *   core still holds, from the last time round the area, first takes the line from it; where
- *   the two cores are far apart (this project's 2-core virtual machine, from one minute to the
- *   next) that made copies 4.5-12 times slower (docs/measurements.md). Streaming stores send the
- *   payload to memory and take no line, at the price of the readers reading it from memory:
- *   about twice the time from copy to read where the cores are close.
+ * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever
+ *   costs less from copy in to copy out (nicoll_stage_streams): the owner times its copies in,
+ *   each reader its copies out and publishes their cost in its ring's control line. A cached
+ *   store to a line that a reader on another core still holds, from the last time round the
+ *   area, first takes the line from it; where the two cores are far apart (this project's
+ *   2-core virtual machine, from one minute to the next) that made copies 4.5-12 times slower
+ *   (docs/measurements.md). Streaming stores send the payload to memory and take no line, at
+ *   the price of the readers reading it from memory.
  */
 #ifndef COLL_NICOLL_RING_H
 #define COLL_NICOLL_RING_H
@@ -44,17 +46,26 @@
 
 #define NICOLL_SHM_LINE 64
 
-/* A ring's control line, written by its receiver only. */
+/* Payload sizes whose copies are timed apart (nicoll_stage_class): up to 64 KiB, 256 KiB,
+ * 1 MiB, and larger. A copy's cost per byte depends on its size (which caches it fits). */
+#define NICOLL_STAGE_CLASSES 4
+
+/* A ring's control lines, written by its receiver only. */
 typedef struct nicoll_shm_ring {
     uint64_t tail; /* slots consumed by the receiver */
     char pad[NICOLL_SHM_LINE - sizeof(uint64_t)];
+    /* What the receiver's copies out of the sender's staging area cost, cycles per KiB, per
+     * size class: of payloads copied in with cached [0] and with streaming [1] stores
+     * (nicoll_stage_read; 0: none yet). On a line of its own, apart from the tail. */
+    uint64_t read_cost[NICOLL_STAGE_CLASSES][2];
 } nicoll_shm_ring_t;
 
 /* A chunk of a staging area: this line, then the payload, in whole lines. */
 typedef struct nicoll_shm_chunk {
-    uint64_t span;   /* the chunk's bytes, this line included */
-    uint64_t unread; /* receivers yet to copy the payload out (0 in a wrap's gap) */
-    char pad[NICOLL_SHM_LINE - 2 * sizeof(uint64_t)];
+    uint64_t span;     /* the chunk's bytes, this line included */
+    uint64_t unread;   /* receivers yet to copy the payload out (0 in a wrap's gap) */
+    uint64_t streamed; /* copied in with streaming stores */
+    char pad[NICOLL_SHM_LINE - 3 * sizeof(uint64_t)];
 } nicoll_shm_chunk_t;
 
 /* A slot: its sequence number, the packet's header, then its payload inline, or where the
@@ -114,11 +125,11 @@ typedef struct nicoll_stage {
     const void *shared;   /* the payload last staged, until the owner says it may change: the */
     size_t shared_bytes;  /* engine sends a packet to several peers in a row (a tree's */
     uint64_t shared_at;   /* children), and they all read the one chunk */
-    /* The copy's cost, cached [0] and streaming [1]: cycles per KiB, an average of the copies
-     * made that way (nicoll_stage_copy; 0: none yet); the copies made; where to count streamed
-     * ones (or NULL). */
-    uint64_t cost[2];
-    uint64_t copies;
+    /* Per size class (nicoll_stage_class): the copy's cost, cached [0] and streaming [1], cycles
+     * per KiB, an average of the copies made that way (nicoll_stage_copy; 0: none yet); the
+     * copies made. Where to count streamed ones (or NULL). */
+    uint64_t cost[NICOLL_STAGE_CLASSES][2];
+    uint64_t copies[NICOLL_STAGE_CLASSES];
     unsigned long long *streamed;
     /* 0: the whole area is in memory; 1: only its first `ready` bytes, the rest allocated as
      * chunks reach it; -1: allocating more failed (out of memory): chunks stay below `ready`. */
@@ -129,35 +140,75 @@ typedef struct nicoll_stage {
 /* A lazy area grows by this much at a time. */
 #define NICOLL_STAGE_GROW (64u << 10)
 
-/* The first copies alternate between the two ways, to measure both; after them, one copy in
- * NICOLL_STAGE_PROBE is made the other way than the costs choose, to follow them. */
+/* A payload's size class. */
+static inline int nicoll_stage_class(size_t bytes)
+{
+    return bytes <= (64u << 10) ? 0 : bytes <= (256u << 10) ? 1 : bytes <= (1u << 20) ? 2 : 3;
+}
+
+/* In each size class the first copies alternate between the two ways, to measure both; after
+ * them, one copy in NICOLL_STAGE_PROBE is made the other way than the costs choose, to follow
+ * them. */
 #define NICOLL_STAGE_WARMUP 16
 #define NICOLL_STAGE_PROBE 128
 
-/* The owner: whether its next copy streams. Cached while cached copies cost at most 4 times
- * streaming ones: measured at the copy, cached ones cost 0.6-3 times streaming ones where the
- * cores are close (cheaper from copy to read, the readers then reading from a cache, not from
- * memory), 4.5-12 times where they are far apart. */
-static inline bool nicoll_stage_streams(const nicoll_stage_t *s)
+/* A copy's cost folded into an average of earlier ones (0: none yet). A copy preempted midway
+ * (or the first, into cold caches) would read as very dear: a dearer sample counts at most twice
+ * the average and moves it by a quarter, a cheaper one halves the distance. */
+static inline uint64_t nicoll_cost_fold(uint64_t cost, uint64_t sample)
+{
+    if (0 == cost) {
+        return sample;
+    }
+    if (sample < cost) {
+        return cost - (cost - sample) / 2;
+    }
+    return cost + ((sample < 2 * cost ? sample : 2 * cost) - cost) / 4;
+}
+
+#if NICOLL_STAGE_STREAMING
+/* The cost of a copy of `bytes` that began at TSC `start`: cycles per KiB, at least 1. */
+static inline uint64_t nicoll_cost_sample(uint64_t start, size_t bytes)
+{
+    return ((__rdtsc() - start) << 10) / (bytes | 1) + 1;
+}
+#endif
+
+/* The owner: whether its next copy of a payload of size class `c`, for the reader that
+ * publishes `read_cost` (its ring's, or NULL), streams: whichever way costs less from copy in
+ * to copy out, once the reader has read payloads of the class copied both ways. Until then,
+ * cached while cached copies in cost at most 4 times streaming ones (where the cores are
+ * close, cached ones cost 0.6-3 times streaming ones and the reader then reads from a cache,
+ * not from memory; 4.5-12 times where they are far apart). */
+static inline bool nicoll_stage_streams(const nicoll_stage_t *s, int c,
+                                        const uint64_t (*read_cost)[2])
 {
     if (!NICOLL_STAGE_STREAMING) {
         return false;
     }
-    if (s->copies < NICOLL_STAGE_WARMUP) {
-        return 1 == s->copies % 2;
+    const uint64_t copies = s->copies[c];
+    if (copies < NICOLL_STAGE_WARMUP) {
+        return 1 == copies % 2;
     }
-    const bool streams = s->cost[0] > 4 * s->cost[1];
-    return 0 == s->copies % NICOLL_STAGE_PROBE ? !streams : streams;
+    const uint64_t *in = s->cost[c];
+    const uint64_t out_cached =
+                       NULL == read_cost ? 0 : __atomic_load_n(&read_cost[c][0], __ATOMIC_RELAXED),
+                   out_streamed =
+                       NULL == read_cost ? 0 : __atomic_load_n(&read_cost[c][1], __ATOMIC_RELAXED);
+    const bool streams = 0 != out_cached && 0 != out_streamed
+                             ? in[0] + out_cached > in[1] + out_streamed
+                             : in[0] > 4 * in[1];
+    return 0 == copies % NICOLL_STAGE_PROBE ? !streams : streams;
 }
 
 /* The owner: copies `bytes` to `to` (in its area) the way nicoll_stage_streams() says, and folds
- * the copy's cost into that way's. A copy preempted midway (or the first, into cold caches)
- * would read as very dear: a dearer sample counts at most twice the average and moves it by a
- * quarter, a cheaper one halves the distance. */
-static inline void nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *from, size_t bytes)
+ * the copy's cost into that way's; whether it streamed. */
+static inline bool nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *from, size_t bytes,
+                                     const uint64_t (*read_cost)[2])
 {
 #if NICOLL_STAGE_STREAMING
-    const bool streams = nicoll_stage_streams(s) && 0 == (uintptr_t) to % 16;
+    const int c = nicoll_stage_class(bytes);
+    const bool streams = nicoll_stage_streams(s, c, read_cost) && 0 == (uintptr_t) to % 16;
     const uint64_t start = __rdtsc();
     if (streams) {
         __m128i *d = (__m128i *) to;
@@ -178,19 +229,14 @@ static inline void nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *fr
     } else {
         memcpy(to, from, bytes);
     }
-    const uint64_t sample = ((__rdtsc() - start) << 10) / (bytes | 1) + 1;
-    uint64_t *cost = &s->cost[streams];
-    if (0 == *cost) {
-        *cost = sample;
-    } else if (sample < *cost) {
-        *cost -= (*cost - sample) / 2;
-    } else {
-        *cost += ((sample < 2 * *cost ? sample : 2 * *cost) - *cost) / 4;
-    }
-    ++s->copies;
+    s->cost[c][streams] = nicoll_cost_fold(s->cost[c][streams], nicoll_cost_sample(start, bytes));
+    ++s->copies[c];
+    return streams;
 #else
     (void) s;
+    (void) read_cost;
     memcpy(to, from, bytes);
+    return false;
 #endif
 }
 
@@ -208,12 +254,24 @@ static inline nicoll_shm_chunk_t *nicoll_stage_staged(unsigned char *area, size_
     return nicoll_stage_chunk(area, bytes, staged - 1) - 1;
 }
 
-/* A reader: copies the payload out, and is done with it (at 0 readers the owner frees it). */
+/* A reader: copies the payload out, folds the copy's cost into `read_cost` (its ring's, which
+ * it alone writes), and is done with the payload (at 0 readers the owner frees it). */
 static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t staged,
-                                     void *to, size_t payload_bytes)
+                                     void *to, size_t payload_bytes, uint64_t (*read_cost)[2])
 {
     nicoll_shm_chunk_t *c = nicoll_stage_staged(area, bytes, staged);
+#if NICOLL_STAGE_STREAMING
+    uint64_t *cost = &read_cost[nicoll_stage_class(payload_bytes)][0 != c->streamed];
+    const uint64_t start = __rdtsc();
     memcpy(to, c + 1, payload_bytes);
+    __atomic_store_n(cost,
+                     nicoll_cost_fold(__atomic_load_n(cost, __ATOMIC_RELAXED),
+                                      nicoll_cost_sample(start, payload_bytes)),
+                     __ATOMIC_RELAXED);
+#else
+    (void) read_cost;
+    memcpy(to, c + 1, payload_bytes);
+#endif
     __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE);
 }
 
@@ -259,11 +317,12 @@ static inline bool nicoll_stage_reach(nicoll_stage_t *s, size_t end)
     return true;
 }
 
-/* The owner: copies a payload into the area for one more reader; its offset + 1 there (for the
- * slot that names it), or 0 when there is no room. The same payload again (its bytes cannot
- * have changed: the owner calls nicoll_stage_forget() when they may) gets one more reader of the
- * same chunk. Published with the slot that names it. */
-static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, size_t bytes)
+/* The owner: copies a payload into the area for one more reader, the one that publishes
+ * `read_cost`; its offset + 1 there (for the slot that names it), or 0 when there is no room.
+ * The same payload again (its bytes cannot have changed: the owner calls nicoll_stage_forget()
+ * when they may) gets one more reader of the same chunk. Published with the slot that names it. */
+static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, size_t bytes,
+                                        const uint64_t (*read_cost)[2])
 {
     if (payload == s->shared && bytes == s->shared_bytes) {
         __atomic_fetch_add(&nicoll_stage_staged(s->area, s->bytes, s->shared_at)->unread, 1,
@@ -295,7 +354,7 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
     nicoll_shm_chunk_t *c = nicoll_stage_chunk(s->area, s->bytes, place);
     c->span = span;
     c->unread = 1;
-    nicoll_stage_copy(s, c + 1, payload, bytes);
+    c->streamed = nicoll_stage_copy(s, c + 1, payload, bytes, read_cost);
     s->head += span;
     s->shared = payload;
     s->shared_bytes = bytes;

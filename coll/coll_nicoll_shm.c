@@ -495,7 +495,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     const bool fits = payload_bytes <= s->inline_bytes;
     out->staged = fits || payload_bytes > s->stage_limit
                       ? 0
-                      : nicoll_stage_put(&s->stage, payload, payload_bytes);
+                      : nicoll_stage_put(&s->stage, payload, payload_bytes, r->read_cost);
     const bool apart = !fits && 0 == out->staged;
     out->payload_bytes = payload_bytes;
     out->remote = apart ? (uint64_t) (uintptr_t) payload : 0;
@@ -555,7 +555,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
     }
     if (0 != in->staged) {
         nicoll_stage_read(s->stages + (size_t) src * s->stage_bytes, s->stage_bytes, in->staged,
-                          *at, bytes);
+                          *at, bytes, ring(s, src, s->rank)->read_cost);
         return NICSIM_OK;
     }
     /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */

@@ -76,7 +76,8 @@ void sender(const Segment& seg, std::uint64_t packets, std::uint64_t* staged,
             out->remote = 0;
             out->staged = 0;
             if (payload.size() > kInline) {
-                while ((out->staged = nicoll_stage_put(&stage, payload.data(), payload.size())) == 0) {
+                while ((out->staged = nicoll_stage_put(&stage, payload.data(), payload.size(),
+                                                       ring->read_cost)) == 0) {
                     std::this_thread::yield();  // no room until the receivers read
                 }
                 ++*staged;
@@ -105,7 +106,8 @@ std::uint64_t receiver(const Segment& seg, int r, std::uint64_t packets) {
         std::memcpy(&i, in->header, sizeof i);
         got.resize(in->payload_bytes);
         if (in->staged != 0) {
-            nicoll_stage_read(seg.stage(), kStageBytes, in->staged, got.data(), got.size());
+            nicoll_stage_read(seg.stage(), kStageBytes, in->staged, got.data(), got.size(),
+                              ring->read_cost);
         } else if (!got.empty()) {
             std::memcpy(got.data(), in + 1, got.size());
         }
@@ -136,33 +138,77 @@ TEST(ShmRing, OneSenderTwoReceiversEveryPacketIntactInOrder) {
     if (NICOLL_STAGE_STREAMING) {
         EXPECT_GE(streamed, staged / 4 / NICOLL_STAGE_PROBE);
         EXPECT_LT(streamed, staged);
+        for (int r = 0; r < kReceivers; ++r) {  // each receiver timed its copies out, both ways
+            EXPECT_NE(seg.ring(r)->read_cost[0][0], 0u) << "receiver " << r;
+            EXPECT_NE(seg.ring(r)->read_cost[0][1], 0u) << "receiver " << r;
+        }
     }
     std::printf("# %llu packets to each of %d receivers, %llu staged, %llu with streaming stores\n",
                 static_cast<unsigned long long>(packets), kReceivers,
                 static_cast<unsigned long long>(staged), streamed);
 }
 
-// The choice between cached and streaming stores, from costs set by hand.
-TEST(ShmStage, StreamsWhereCachedCopiesCostOver4TimesAndProbesTheOtherWay) {
+// The choice between cached and streaming stores, from costs set by hand: before the reader
+// has read payloads of the size class copied both ways, the owner's own costs, cached up to 4
+// times streaming.
+TEST(ShmStage, BeforeTheReaderHasCostsStreamsWhereCachedCopiesCostOver4Times) {
     if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
+    constexpr int c = 2;  // 256 KiB-1 MiB
     nicoll_stage_t s{};
-    s.cost[0] = 1000;  // whatever the costs, the first copies alternate
-    s.cost[1] = 1;
-    EXPECT_FALSE(nicoll_stage_streams(&s));
-    s.copies = 1;
-    EXPECT_TRUE(nicoll_stage_streams(&s));
-    s.copies = NICOLL_STAGE_WARMUP + 1;
-    s.cost[0] = 400;
-    s.cost[1] = 100;
-    EXPECT_FALSE(nicoll_stage_streams(&s));  // 4 times: still cached
-    s.cost[1] = 99;
-    EXPECT_TRUE(nicoll_stage_streams(&s));
-    s.copies = 2 * NICOLL_STAGE_PROBE;
-    EXPECT_FALSE(nicoll_stage_streams(&s));  // the probe of the other way
-    s.cost[1] = 400;
-    EXPECT_TRUE(nicoll_stage_streams(&s));
-    s.copies = 2 * NICOLL_STAGE_PROBE + 1;
-    EXPECT_FALSE(nicoll_stage_streams(&s));
+    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][2] = {};
+    read_cost[c][1] = 50;  // no cached payload of the class read yet
+    read_cost[c - 1][0] = read_cost[c - 1][1] = 1;  // (another class's)
+    s.cost[c][0] = 1000;  // whatever the costs, the first copies alternate
+    s.cost[c][1] = 1;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
+    s.copies[c] = 1;
+    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
+    s.copies[c] = NICOLL_STAGE_WARMUP + 1;
+    s.cost[c][0] = 400;
+    s.cost[c][1] = 100;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // 4 times: still cached
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, nullptr));
+    s.cost[c][1] = 99;
+    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
+    s.copies[c] = 2 * NICOLL_STAGE_PROBE;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // the probe of the other way
+    s.cost[c][1] = 400;
+    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
+    s.copies[c] = 2 * NICOLL_STAGE_PROBE + 1;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
+    EXPECT_FALSE(nicoll_stage_streams(&s, c - 1, read_cost));  // another class: still warming up
+}
+
+// Once the reader has read payloads of the class copied both ways: whichever way costs less
+// from copy in to copy out, however the copies in alone compare.
+TEST(ShmStage, ThenTheCheaperWayFromCopyInToCopyOut) {
+    if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
+    constexpr int c = 3;  // over 1 MiB
+    nicoll_stage_t s{};
+    s.copies[c] = NICOLL_STAGE_WARMUP + 1;
+    s.cost[c][0] = 80;  // cached copies in cheaper...
+    s.cost[c][1] = 120;
+    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][2] = {};
+    read_cost[c][0] = 100;  // ...and copies out of them too
+    read_cost[c][1] = 200;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
+    s.cost[c][0] = 300;  // cached copies in dearer, but 300 + 100 < 120 + 300
+    read_cost[c][1] = 300;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
+    s.cost[c][0] = 200;  // 200 + 400 > 120 + 300: far-apart cores, whose lines the copy takes
+    read_cost[c][0] = 400;
+    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
+    s.copies[c] = 2 * NICOLL_STAGE_PROBE;
+    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // the probe of the other way
+}
+
+TEST(ShmStage, SizeClasses) {
+    EXPECT_EQ(nicoll_stage_class(4001), 0);
+    EXPECT_EQ(nicoll_stage_class(64 << 10), 0);
+    EXPECT_EQ(nicoll_stage_class((64 << 10) + 1), 1);
+    EXPECT_EQ(nicoll_stage_class(256 << 10), 1);
+    EXPECT_EQ(nicoll_stage_class(1 << 20), 2);
+    EXPECT_EQ(nicoll_stage_class((1 << 20) + 1), 3);
 }
 
 // A copy either way leaves the bytes, whatever the source's alignment and the length's tail,
@@ -177,13 +223,13 @@ TEST(ShmStage, CopiesEitherWayIntact) {
     for (int copy = 0; copy < 6; ++copy) {
         const std::size_t offset = static_cast<std::size_t>(copy) * 7 % 64;
         const std::size_t bytes = 8192 - static_cast<std::size_t>(copy) * 29;
-        const bool streams = nicoll_stage_streams(&s);
+        const bool streams = nicoll_stage_streams(&s, nicoll_stage_class(bytes), nullptr);
         std::memset(to, 0, sizeof to);
-        nicoll_stage_copy(&s, to, from + offset, bytes);
+        EXPECT_EQ(nicoll_stage_copy(&s, to, from + offset, bytes, nullptr), streams);
         EXPECT_EQ(std::memcmp(to, from + offset, bytes), 0) << "copy " << copy;
         EXPECT_EQ(to[bytes], 0) << "copy " << copy;
         if (NICOLL_STAGE_STREAMING) {
-            EXPECT_NE(s.cost[streams], 0u) << "copy " << copy;
+            EXPECT_NE(s.cost[0][streams], 0u) << "copy " << copy;
         }
     }
     if (NICOLL_STAGE_STREAMING) {
