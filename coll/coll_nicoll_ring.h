@@ -17,7 +17,7 @@
  *   NICOLL_STAGE_GROW), so that a communicator that stages little costs little.
  * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever
  *   costs less from copy in to copy out (nicoll_stage_streams): the owner times its copies in,
- *   each reader its copies out and publishes their cost in its ring's control line. A cached
+ *   each reader its copies out and publishes their cost in its ring's control lines. A cached
  *   store to a line that a reader on another core still holds, from the last time round the
  *   area, first takes the line from it; where the two cores are far apart (this project's
  *   2-core virtual machine, from one minute to the next) that made copies 4.5-12 times slower
