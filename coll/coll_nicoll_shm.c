@@ -530,9 +530,9 @@ static bool shm_sent(nicoll_transport_t *t)
 
 /* Reads a payload that is not in its slot (staged, or apart in `src`'s memory) into where the
  * engine places it (an early one too: into the engine's own memory), or into a copy of ours
- * where the engine places it nowhere. */
+ * where the engine places it nowhere. `r`: the ring it came by, from `src`. */
 static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int src,
-                                  const nicoll_shm_slot_t *in, void **at)
+                                  nicoll_shm_ring_t *r, const nicoll_shm_slot_t *in, void **at)
 {
     size_t bytes;
     nicsim_status_t st = nicsim_group_place(group, s->local[src], in->header, at, &bytes);
@@ -555,7 +555,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
     }
     if (0 != in->staged) {
         nicoll_stage_read(s->stages + (size_t) src * s->stage_bytes, s->stage_bytes, in->staged,
-                          *at, bytes, ring(s, src, s->rank)->read_cost);
+                          *at, bytes, r->read_cost);
         return NICSIM_OK;
     }
     /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
@@ -593,7 +593,7 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
             const void *payload = in + 1;
             void *at = NULL;
             if (0 != in->remote || 0 != in->staged) {
-                nicsim_status_t st = read_apart(s, t->group, src, in, &at);
+                nicsim_status_t st = read_apart(s, t->group, src, r, in, &at);
                 if (NICSIM_OK != st) {
                     return st;
                 }
