@@ -42,6 +42,12 @@ BEGIN_C_DECLS
  * coll_nicoll_transport.c). */
 #define NICOLL_INLINE_BYTES 4000
 
+/* Marks the functions every collective runs through, per call or per packet. GCC places them
+ * together (.text.hot), so that a call's code spans a few pages and spreads over the cache's sets
+ * instead of lying scattered over the library (docs/measurements.md, Small calls). The engine's
+ * are marked NICSIM_HOT_PATH (nicsim/core/hot.h). */
+#define NICOLL_HOT_PATH __attribute__((hot))
+
 /* The collectives nicoll provides, in the order of the stats table. */
 typedef enum nicoll_coll {
     NICOLL_BARRIER,
@@ -349,8 +355,13 @@ OBJ_CLASS_DECLARATION(nicoll_module_t);
 
 /* Called by every collective first: makes the engine group at the communicator's first nicoll
  * collective (gathering every rank's locality for the trees' order, coll_nicoll_locality.c).
- * NICSIM_OK, or the error that keeps the communicator from running nicoll collectives. */
-nicsim_status_t nicoll_transport_ready(nicoll_module_t *m);
+ * NICSIM_OK, or the error that keeps the communicator from running nicoll collectives. The set-up
+ * itself (nicoll_transport_set_up, once) stays out of the later calls' path. */
+nicsim_status_t nicoll_transport_set_up(nicoll_module_t *m);
+static inline nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
+{
+    return m->transport.set_up ? m->transport.error : nicoll_transport_set_up(m);
+}
 /* The settings every rank of a communicator must share, as this rank resolved them
  * (coll_nicoll_settings.c): numbers, table indexes or NICOLL_AUTO, and the tuning table's digest. */
 typedef struct nicoll_settings {

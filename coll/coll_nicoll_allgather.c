@@ -7,6 +7,7 @@
 /* The engine numbers an allgather's packets in 24 bits per transfer (nic/allgather_op.h). */
 #define NICOLL_ALLGATHER_MAX_PACKETS (1ull << 24)
 
+NICOLL_HOT_PATH
 static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
                      int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
                      ompi_request_t **request, nicoll_module_t *m)
@@ -87,6 +88,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
     return rc;
 }
 
+NICOLL_HOT_PATH
 int nicoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
                      int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
                      mca_coll_base_module_t *module)
@@ -95,6 +97,7 @@ int nicoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
                      (nicoll_module_t *) module);
 }
 
+NICOLL_HOT_PATH
 int nicoll_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *stype, void *rbuf,
                       int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
                       ompi_request_t **request, mca_coll_base_module_t *module)

@@ -1,6 +1,7 @@
 /* MPI_Barrier and MPI_Ibarrier through the engine. */
 #include "coll_nicoll.h"
 
+NICOLL_HOT_PATH
 static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
 {
     nicoll_lock(); /* (coll_nicoll_progress.c) */
@@ -29,6 +30,7 @@ static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, n
     return rc;
 }
 
+NICOLL_HOT_PATH
 int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     nicoll_module_t *m = (nicoll_module_t *) module;
@@ -42,6 +44,7 @@ int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
     return barrier(comm, NULL, m);
 }
 
+NICOLL_HOT_PATH
 int nicoll_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                     mca_coll_base_module_t *module)
 {

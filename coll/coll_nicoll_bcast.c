@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+NICOLL_HOT_PATH
 static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                  struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
 {
@@ -56,6 +57,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     return rc;
 }
 
+NICOLL_HOT_PATH
 int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -70,6 +72,7 @@ int nicoll_bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     return bcast(buf, count, type, root, comm, NULL, m);
 }
 
+NICOLL_HOT_PATH
 int nicoll_ibcast(void *buf, int count, struct ompi_datatype_t *type, int root,
                   struct ompi_communicator_t *comm, ompi_request_t **request,
                   mca_coll_base_module_t *module)

@@ -371,6 +371,7 @@ int nicoll_credits(int comm_size)
     return credits < 1 ? 1 : credits > NICOLL_AUTO_CREDITS ? NICOLL_AUTO_CREDITS : credits;
 }
 
+NICOLL_HOT_PATH
 bool nicoll_fault(const char *site)
 {
     static unsigned long passes; /* through the named site so far */

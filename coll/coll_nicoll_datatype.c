@@ -10,12 +10,14 @@
 
 #include "opal/datatype/opal_convertor.h"
 
+NICOLL_HOT_PATH
 bool nicoll_contiguous(const struct ompi_datatype_t *type, size_t count)
 {
     /* Contiguous for two elements means contiguous for any number: the extent equals the size. */
     return ompi_datatype_is_contiguous_memory_layout(type, count > 1 ? 2 : (int32_t) count);
 }
 
+NICOLL_HOT_PATH
 void *nicoll_data_start(const void *buf, const struct ompi_datatype_t *type)
 {
     return (char *) buf + type->super.true_lb;

@@ -38,6 +38,7 @@ static int request_cancel(ompi_request_t *request, int complete)
 
 OBJ_CLASS_INSTANCE(nicoll_request_t, ompi_request_t, NULL, NULL);
 
+NICOLL_HOT_PATH
 nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, bool blocking,
                                      nicoll_request_t *on_stack)
 {
@@ -70,6 +71,7 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
     return req;
 }
 
+NICOLL_HOT_PATH
 void nicoll_request_cleanup(nicoll_request_t *req)
 {
     if (NULL != req->engine) {
@@ -83,6 +85,7 @@ void nicoll_request_cleanup(nicoll_request_t *req)
 }
 
 /* The previous blocking collective's engine request (finish()), released once a rank has time. */
+NICOLL_HOT_PATH
 void nicoll_release_retired(nicoll_transport_t *t)
 {
     if (NULL != t->retired) {
@@ -96,6 +99,7 @@ void nicoll_release_retired(nicoll_transport_t *t)
  * blocking collective waits for its packets (nicoll_start): that work then falls where the rank
  * is idle, not between the last packet's arrival and the return to the caller, nor between a
  * call and its first packet. */
+NICOLL_HOT_PATH
 static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blocking)
 {
     nicoll_transport_t *t = &req->module->transport;
@@ -169,6 +173,7 @@ NICOLL_HOT nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_
 
 /* Posts the transport's collectives handed to the progress thread and not posted yet, in call
  * order. One that fails to post is given up, everywhere, in its place (as nicoll_abort). */
+NICOLL_HOT_PATH
 static void post_deferred(nicoll_transport_t *t)
 {
     for (nicoll_request_t *req = active_head; t->deferred > 0 && NULL != req; req = req->next) {
@@ -201,6 +206,7 @@ static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p)
             (NICSIM_COLL_ALLGATHER == p->coll && p->bytes > NICOLL_INLINE_BYTES));
 }
 
+NICOLL_HOT_PATH
 nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
@@ -306,6 +312,7 @@ bool nicoll_requests_rung(void)
  * the thread needed (2 emulated nodes of 1 rank, the computation asleep: MPI_Ibcast of 1 MiB
  * ended 874-1,242 us after its computation, now 140-201; MPI_Iallgather of 64 KiB 1,500-3,486,
  * now 51-55; docs/measurements.md). */
+NICOLL_HOT_PATH
 static int progress(void)
 {
     if (progressing || (nicoll_locking && !nicoll_lock_unless_mine())) {
@@ -389,6 +396,7 @@ static unsigned polls_per_progress(void)
     return opal_progress_yield_when_idle ? 64 : 16;
 }
 
+NICOLL_HOT_PATH
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
 {
     struct ompi_communicator_t *comm = req->module->transport.comm;

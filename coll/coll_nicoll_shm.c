@@ -481,6 +481,7 @@ bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank)
 }
 
 /* The fabric's send: `to` is a communicator rank on this node. */
+NICOLL_HOT_PATH
 static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *header,
                                 const void *payload, size_t payload_bytes)
 {
@@ -513,6 +514,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     return NICSIM_OK;
 }
 
+NICOLL_HOT_PATH
 static bool shm_sent(nicoll_transport_t *t)
 {
     nicoll_shm_t *s = t->shm;
@@ -531,6 +533,7 @@ static bool shm_sent(nicoll_transport_t *t)
 /* Reads a payload that is not in its slot (staged, or apart in `src`'s memory) into where the
  * engine places it (an early one too: into the engine's own memory), or into a copy of ours
  * where the engine places it nowhere. `r`: the ring it came by, from `src`. */
+NICOLL_HOT_PATH
 static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int src,
                                   nicoll_shm_ring_t *r, const nicoll_shm_slot_t *in, void **at)
 {
@@ -574,6 +577,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
     return NICSIM_OK;
 }
 
+NICOLL_HOT_PATH
 static nicsim_status_t shm_poll(nicoll_transport_t *t)
 {
     nicoll_shm_t *s = t->shm;

@@ -117,6 +117,7 @@ static bool pml_sent(nicoll_transport_t *t)
     return 0 == kept;
 }
 
+NICOLL_HOT_PATH
 bool nicoll_transport_sent(nicoll_transport_t *t)
 {
     bool sent = true;
@@ -127,6 +128,7 @@ bool nicoll_transport_sent(nicoll_transport_t *t)
 }
 
 /* The engine's send: through the peer's fabric. */
+NICOLL_HOT_PATH
 static nicsim_status_t send_packet(void *context, int dst, const void *header, const void *payload,
                                    size_t payload_bytes)
 {
@@ -264,12 +266,9 @@ static void choose_fabrics(nicoll_module_t *m)
  * Without a previous allgather (on every rank alike) the trees use rank order, the settings go
  * unchecked and a local failure stays local: this rank's collectives return the error.
  */
-nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
+__attribute__((cold)) nicsim_status_t nicoll_transport_set_up(nicoll_module_t *m)
 {
     nicoll_transport_t *t = &m->transport;
-    if (t->set_up) {
-        return t->error;
-    }
     t->set_up = true;
     const int size = ompi_comm_size(t->comm);
     int *order = malloc(2 * (size_t) size * sizeof(*order)); /* then each rank's node */
@@ -365,6 +364,7 @@ bool nicoll_all_ok(nicoll_module_t *m, bool ok)
     return 1 == nicoll_all_min(m, ok);
 }
 
+NICOLL_HOT_PATH
 bool nicoll_declined(nicoll_module_t *m)
 {
     (void) nicoll_transport_ready(m); /* a failure is the collective's to report */
@@ -506,6 +506,7 @@ static nicsim_status_t pml_poll(nicoll_transport_t *t)
 const nicoll_fabric_t nicoll_fabric_pml = {
     .name = "pml", .send = pml_send, .poll = pml_poll, .sent = pml_sent};
 
+NICOLL_HOT_PATH
 static nicsim_status_t poll(nicoll_transport_t *t)
 {
     for (int i = 0; i < t->fabric_count; ++i) {
@@ -527,6 +528,7 @@ static nicsim_status_t poll(nicoll_transport_t *t)
     return NICSIM_IN_PROGRESS == s ? NICSIM_OK : s;
 }
 
+NICOLL_HOT_PATH
 nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t)
 {
     if (NICSIM_OK != t->error) {
@@ -542,6 +544,7 @@ nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t)
     return t->error;
 }
 
+NICOLL_HOT_PATH
 void nicoll_transport_count(nicoll_transport_t *t)
 {
     nicsim_group_stats_t now;

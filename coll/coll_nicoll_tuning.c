@@ -68,6 +68,7 @@ static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes, in
 }
 
 /* Counts the call under its algorithm (coll_nicoll_<coll>_<algorithm>_calls). */
+NICOLL_HOT_PATH
 static void count(nicoll_coll_t coll, int algorithm)
 {
     const nicsim_collective_t table = NICOLL_BCAST == coll || NICOLL_IBCAST == coll
@@ -80,6 +81,7 @@ static void count(nicoll_coll_t coll, int algorithm)
     }
 }
 
+NICOLL_HOT_PATH
 static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
 {
     const int size = ompi_comm_size(m->transport.comm);
@@ -140,6 +142,7 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
     }
 }
 
+NICOLL_HOT_PATH
 void nicoll_decide(nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
 {
     /* The same inputs decide alike: a repeated call takes the last decision (not at verbosity

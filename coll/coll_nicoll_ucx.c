@@ -118,6 +118,7 @@ static nicoll_ucx_t *find(uint32_t cid, uint32_t nonce)
     return NULL;
 }
 
+NICOLL_HOT_PATH
 static ucs_status_t on_message(void *arg, const void *header, size_t header_length, void *data,
                                size_t length, const ucp_am_recv_param_t *param)
 {
@@ -464,6 +465,7 @@ static void recycle(nicoll_ucx_t *u, send_record_t *r)
     u->spare = r;
 }
 
+NICOLL_HOT_PATH
 static nicsim_status_t ucx_send(nicoll_transport_t *t, int dst, const void *header,
                                 const void *payload, size_t payload_bytes)
 {
@@ -500,6 +502,7 @@ static nicsim_status_t ucx_send(nicoll_transport_t *t, int dst, const void *head
     return NICSIM_OK;
 }
 
+NICOLL_HOT_PATH
 static bool ucx_sent(nicoll_transport_t *t)
 {
     nicoll_ucx_t *u = t->ucx;
@@ -535,6 +538,7 @@ static void fetched(void *request, ucs_status_t status, size_t length, void *use
 }
 
 /* Hands one packet to the engine and lets go of its payload. */
+NICOLL_HOT_PATH
 static nicsim_status_t deliver(nicoll_ucx_t *u, const arrival_t *a, const void *payload)
 {
     ++u->t->events;
@@ -580,6 +584,7 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
 
 /* Hands the engine the arrivals that are their pairs' next packets, and starts the fetch of the
  * first rendezvous among them. */
+NICOLL_HOT_PATH
 static nicsim_status_t hand_over(nicoll_ucx_t *u)
 {
     for (;;) {
@@ -638,6 +643,7 @@ static nicsim_status_t hand_over(nicoll_ucx_t *u)
  * large eager messages (malloc'd) were all held, then freed together and given back to the
  * kernel, so each burst faulted its pages in afresh (1 MiB in four 256 KiB packets, 2 emulated
  * nodes of 1 rank: 730 us, now 255; docs/measurements.md). */
+NICOLL_HOT_PATH
 static nicsim_status_t ucx_poll(nicoll_transport_t *t)
 {
     nicoll_ucx_t *u = t->ucx;

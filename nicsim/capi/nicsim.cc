@@ -210,6 +210,7 @@ void nicsim_group_stats(const nicsim_group_t* group, nicsim_group_stats_t* stats
 
 void nicsim_group_free(nicsim_group_t* group) { delete group; }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_group_deliver(nicsim_group_t* group, int src, const void* header,
                                      const void* payload, size_t payload_bytes) {
     if (group == nullptr || header == nullptr || (payload == nullptr && payload_bytes != 0)) {
@@ -223,6 +224,7 @@ nicsim_status_t nicsim_group_deliver(nicsim_group_t* group, int src, const void*
     });
 }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_group_place(nicsim_group_t* group, int src, const void* header, void** at,
                                    size_t* payload_bytes) {
     if (group == nullptr || header == nullptr || at == nullptr || payload_bytes == nullptr) {
@@ -241,6 +243,7 @@ nicsim_status_t nicsim_group_place(nicsim_group_t* group, int src, const void* h
     });
 }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_group_progress(nicsim_group_t* group) {
     if (group == nullptr) return NICSIM_ERR_INVALID;
     return guarded([&] { return group->agent.progress(); });
@@ -266,6 +269,7 @@ nicsim_status_t nicsim_abort_post(nicsim_group_t* group, nicsim_status_t why,
     });
 }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_barrier_post(nicsim_group_t* group, int algorithm,
                                     nicsim_request_t** request) {
     if (request == nullptr) return NICSIM_ERR_INVALID;
@@ -278,6 +282,7 @@ nicsim_status_t nicsim_barrier_post(nicsim_group_t* group, int algorithm,
     });
 }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_bcast_post(nicsim_group_t* group, int algorithm, int k, int root,
                                   void* buffer, size_t bytes, size_t packet_bytes,
                                   nicsim_request_t** request) {
@@ -304,6 +309,7 @@ nicsim_status_t nicsim_bcast_post(nicsim_group_t* group, int algorithm, int k, i
     });
 }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_allgather_post(nicsim_group_t* group, int algorithm, void* result,
                                       size_t block_bytes, size_t packet_bytes, const void* own,
                                       nicsim_request_t** request) {
@@ -323,11 +329,13 @@ nicsim_status_t nicsim_allgather_post(nicsim_group_t* group, int algorithm, void
     });
 }
 
+NICSIM_HOT_PATH
 nicsim_status_t nicsim_request_test(const nicsim_request_t* request) {
     if (request == nullptr) return NICSIM_ERR_INVALID;
     return to_c(request->group->agent.test(request->seq));
 }
 
+NICSIM_HOT_PATH
 void nicsim_request_free(nicsim_request_t* request) {
     if (request == nullptr) return;
     nicsim_group* group = request->group;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 
+#include "core/hot.h"
 #include "core/status.h"
 
 namespace nicsim {

@@ -14,6 +14,8 @@
 #include <new>
 #include <utility>
 
+#include "core/hot.h"
+
 namespace nicsim {
 
 class Spares {
@@ -27,7 +29,7 @@ public:
         }
     }
 
-    void* take(std::size_t bytes) {
+    NICSIM_HOT_PATH void* take(std::size_t bytes) {
         if (List* list = find(bytes); list != nullptr && list->head != nullptr) {
             --list->count;
             return std::exchange(list->head, list->head->next);
@@ -35,7 +37,7 @@ public:
         return ::operator new(bytes, kAlignment);
     }
 
-    void give(void* block, std::size_t bytes) noexcept {
+    NICSIM_HOT_PATH void give(void* block, std::size_t bytes) noexcept {
         if (List* list = find(bytes); list != nullptr && list->count < kKeep) {
             list->head = new (block) Block{list->head};
             ++list->count;

@@ -71,6 +71,7 @@ std::vector<Rank> Agent::order() const {
     return ranks;
 }
 
+NICSIM_HOT_PATH
 Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     const auto* steps = barrier_schedules_.get(algorithm, [&] {
         // Over nodes rank 0's node comes first, so that rank 0 leads it and roots a tree.
@@ -101,6 +102,7 @@ const plan::Tree& Agent::build_tree(const plan::TreeShape& shape, std::uint64_t 
     return it->second;
 }
 
+NICSIM_HOT_PATH
 Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::uint64_t bytes,
                          std::uint32_t mtu, std::span<std::byte> message, Seq* seq) {
     if (root < 0 || root >= size_ || mtu == 0 || (shape.takes_k && k < 1) ||
@@ -193,6 +195,7 @@ Status Agent::supply(Seq seq) {
     return failed(s) ? s : Status::ok;
 }
 
+NICSIM_HOT_PATH
 Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uint64_t block_bytes,
                              std::uint32_t mtu, std::span<std::byte> result, Seq* seq,
                              std::span<const std::byte> own) {
@@ -221,12 +224,14 @@ Status Agent::post_allgather(const plan::AllgatherAlgorithm& algorithm, std::uin
     return start(std::move(op), seq, allgather);
 }
 
+NICSIM_HOT_PATH
 Agent::Slot* Agent::find(Seq seq) {
     const Seq i = seq - ops_first_;  // wraps past the window for older seqs
     if (i >= ops_.size() || !ops_[i]) return nullptr;
     return &*ops_[i];
 }
 
+NICSIM_HOT_PATH
 void Agent::forget(Seq seq) {
     std::optional<Slot>& slot = ops_[seq - ops_first_];
     if (slot->allgather != nullptr) {
@@ -246,6 +251,7 @@ void Agent::drop_forwarded() {
     });
 }
 
+NICSIM_HOT_PATH
 Status Agent::start(OpPtr op, Seq* seq, AllgatherOp* allgather) {
     while (!ops_.empty() && !ops_.front()) {
         ops_.pop_front();
@@ -308,6 +314,7 @@ Status Agent::deliver(Rank src, std::span<const std::byte> packet) {
     return deliver(src, *header, packet.subspan(PacketHeader::kBytes));
 }
 
+NICSIM_HOT_PATH
 Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (src < 0 || src >= size_ || (!payload.empty() && payload.size() != header.payload_bytes)) {
         return Status::protocol;
@@ -317,6 +324,7 @@ Status Agent::deliver(Rank src, const PacketHeader& header, std::span<const std:
 
 // The packet is consumed here (placed, or kept with the agent): its receive buffer is free again
 // when this returns.
+NICSIM_HOT_PATH
 Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     Room room = claim_room(src, payload);
     Status s = Status::ok;
@@ -333,6 +341,7 @@ Status Agent::take(Rank src, const PacketHeader& header, std::span<const std::by
     return s;
 }
 
+NICSIM_HOT_PATH
 Agent::Room Agent::claim_room(Rank src, std::span<const std::byte> payload) {
     for (auto it = rooms_.begin(); it != rooms_.end(); ++it) {
         if (it->first == src) {
@@ -416,6 +425,7 @@ const plan::Tree* Agent::named_tree_of(Rank src, const PacketHeader& header) {
     return t.parent[rank_] == src && !t.children[rank_].empty() ? &t : nullptr;
 }
 
+NICSIM_HOT_PATH
 Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
                    std::span<const std::byte> payload) {
     if (failed(slot.status)) return Status::protocol;
@@ -425,6 +435,7 @@ Status Agent::feed(Slot& slot, Rank src, const PacketHeader& header,
     return failed(s) ? s : Status::ok;
 }
 
+NICSIM_HOT_PATH
 std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
     Slot* slot = find(header.seq);
     if (slot != nullptr) {
@@ -478,6 +489,7 @@ Status Agent::timeout() {
     return progress();
 }
 
+NICSIM_HOT_PATH
 void Agent::settle(Seq seq, Slot& slot, Status s) {
     if (s == Status::in_progress) return;
     slot.status = s;
@@ -493,6 +505,7 @@ void Agent::settle(Seq seq, Slot& slot, Status s) {
     if (slot.released) forget(seq);
 }
 
+NICSIM_HOT_PATH
 Status Agent::test(Seq seq) const {
     const Slot* slot = find(seq);
     if (slot == nullptr) return Status::invalid;
@@ -506,6 +519,7 @@ Status Agent::test(Seq seq) const {
     return slot->status;
 }
 
+NICSIM_HOT_PATH
 void Agent::release(Seq seq) {
     Slot* slot = find(seq);
     if (slot == nullptr) return;

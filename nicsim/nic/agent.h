@@ -58,7 +58,13 @@ public:
     // run it (`runs` says).
     template <typename Plan>
     const Schedule* get(const Algorithm& algorithm, Plan plan) {
-        if (&algorithm == last_algorithm_) return last_;
+        if (&algorithm == last_algorithm_) [[likely]] return last_;
+        return find(algorithm, plan);
+    }
+
+private:
+    template <typename Plan>
+    [[gnu::cold]] const Schedule* find(const Algorithm& algorithm, Plan plan) {
         auto it = planned_.find(&algorithm);
         if (it == planned_.end()) {
             Schedule steps = plan();
@@ -70,7 +76,6 @@ public:
         return last_;
     }
 
-private:
     std::unordered_map<const Algorithm*, Schedule> planned_;
     const Algorithm* last_algorithm_ = nullptr;
     const Schedule* last_ = nullptr;
@@ -198,7 +203,9 @@ private:
     struct OpEnd {
         Spares* spares;
         std::size_t bytes;
-        void operator()(Operation* op) const noexcept { spares->destroy(op, bytes); }
+        NICSIM_HOT_PATH void operator()(Operation* op) const noexcept {
+            spares->destroy(op, bytes);
+        }
     };
     using OpPtr = std::unique_ptr<Operation, OpEnd>;
     template <typename T, typename... Args>
@@ -234,8 +241,8 @@ private:
     class Host final : public HostPort {
     public:
         explicit Host(Agent& agent) : agent_(agent) {}
-        Status deliver(Rank src, const PacketHeader& header,
-                       std::span<const std::byte> payload) override {
+        NICSIM_HOT_PATH Status deliver(Rank src, const PacketHeader& header,
+                                       std::span<const std::byte> payload) override {
             if (Nic::is_message(header.kind)) return Status::protocol;
             return agent_.take(src, header, payload);
         }
@@ -270,7 +277,8 @@ private:
         if (last_tree_ != nullptr && last_key_ == key) [[likely]] return *last_tree_;
         return build_tree(shape, key, k, root);
     }
-    const plan::Tree& build_tree(const plan::TreeShape& shape, std::uint64_t key, int k, Rank root);
+    [[gnu::cold]] const plan::Tree& build_tree(const plan::TreeShape& shape, std::uint64_t key,
+                                               int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload,
                       Room& room);
     // The room placement() gave the packet from `src` whose payload is `payload`, if it did; a

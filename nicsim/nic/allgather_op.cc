@@ -101,6 +101,7 @@ AllgatherOp::AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
     each_send([&](Rank o, Rank peer, std::uint32_t k) { hops_[filled[o]++] = {peer, k}; });
 }
 
+NICSIM_HOT_PATH
 bool AllgatherOp::reuse(Seq seq, bool combines, const plan::AllgatherSchedule& schedule,
                         std::uint64_t block_bytes, std::uint32_t mtu, std::span<std::byte> result,
                         std::span<const std::byte> own) {
@@ -114,6 +115,7 @@ bool AllgatherOp::reuse(Seq seq, bool combines, const plan::AllgatherSchedule& s
     return true;
 }
 
+NICSIM_HOT_PATH
 void AllgatherOp::forgotten() {
     for (Arrivals& arrived : arrived_) arrived.clear();
     for (Arrivals& asked : asked_) asked.clear();
@@ -122,6 +124,7 @@ void AllgatherOp::forgotten() {
     gathered_.clear();
 }
 
+NICSIM_HOT_PATH
 Status AllgatherOp::start() {
     if (!combines_) {
         for (std::uint32_t q = 0; q < per_block_; ++q) {
@@ -134,6 +137,7 @@ Status AllgatherOp::start() {
     return s;
 }
 
+NICSIM_HOT_PATH
 Status AllgatherOp::on_packet(Rank src, const PacketHeader& header,
                               std::span<const std::byte> payload) {
     switch (header.kind) {
@@ -150,6 +154,7 @@ Status AllgatherOp::on_packet(Rank src, const PacketHeader& header,
     }
 }
 
+NICSIM_HOT_PATH
 Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
                             std::span<const std::byte> payload) {
     const auto slot = slot_of(src, header);
@@ -172,6 +177,7 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
     return advance();
 }
 
+NICSIM_HOT_PATH
 std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header) {
     if (result_.empty() || header.kind != PacketKind::allgather) return {};
     const auto slot = slot_of(src, header);
@@ -259,6 +265,7 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
     return failed(s) ? s : status();
 }
 
+NICSIM_HOT_PATH
 Status AllgatherOp::advance() {
     while (step_ < steps_.size()) {
         if (combines_ && !step_sent_) {
@@ -277,6 +284,7 @@ Status AllgatherOp::advance() {
     return Status::ok;
 }
 
+NICSIM_HOT_PATH
 std::optional<std::size_t> AllgatherOp::slot_of(Rank src, const PacketHeader& header) const {
     const std::size_t step = step_of(header);
     const std::uint32_t index = index_of(header);
@@ -350,6 +358,7 @@ AllgatherOp::Layout AllgatherOp::block_packet(Rank origin, std::uint32_t index) 
             std::nullopt};
 }
 
+NICSIM_HOT_PATH
 AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) const {
     const Cut& recv = steps_[step].recv;
     if (combines_) return packet_of(recv, slot);
@@ -357,6 +366,7 @@ AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) co
                         static_cast<std::uint32_t>(slot % per_block_));
 }
 
+NICSIM_HOT_PATH
 Status AllgatherOp::send(Rank dst, PacketHeader header, const Layout& layout) {
     header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
     if (result_.empty() || header.payload_bytes == 0) return nic_.send(dst, header);
@@ -381,6 +391,7 @@ std::span<const std::byte> AllgatherOp::bytes_of(plan::ByteRange piece) {
     return result_.subspan(piece.offset, piece.length);
 }
 
+NICSIM_HOT_PATH
 void AllgatherOp::place_own() {
     if (own_.empty()) return;
     std::copy(own_.begin(), own_.end(),
@@ -388,6 +399,7 @@ void AllgatherOp::place_own() {
     own_ = {};
 }
 
+NICSIM_HOT_PATH
 Status AllgatherOp::send_hops(Rank origin, std::uint32_t index, const Layout& layout) {
     for (std::uint32_t h = hop_first_[origin]; h < hop_first_[origin + 1]; ++h) {
         const Status s =
@@ -397,6 +409,7 @@ Status AllgatherOp::send_hops(Rank origin, std::uint32_t index, const Layout& la
     return Status::ok;
 }
 
+NICSIM_HOT_PATH
 void AllgatherOp::place(const Layout& layout, std::span<const std::byte> payload) {
     if (result_.empty()) return;
     const std::span<const plan::ByteRange> pieces =

@@ -96,10 +96,11 @@ public:
     // `schedule` is this rank's and outlives the op; `combines` is the algorithm's.
     // `result` is empty or size * block_bytes long; `own` is empty or this rank's block,
     // block_bytes long, valid and unchanged until the op is done.
-    AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
-                const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
-                std::uint32_t mtu, std::span<std::byte> result, Nic& nic,
-                CollectiveStats& stats, std::span<const std::byte> own = {});
+    // (Made once per group and algorithm, then reused: reuse().)
+    [[gnu::cold]] AllgatherOp(Seq seq, Rank rank, Rank size, bool combines,
+                              const plan::AllgatherSchedule& schedule, std::uint64_t block_bytes,
+                              std::uint32_t mtu, std::span<std::byte> result, Nic& nic,
+                              CollectiveStats& stats, std::span<const std::byte> own = {});
 
     // Makes this op, forgotten() by its agent, the collective `seq` with the constructor's other
     // arguments: what the constructor worked out from the schedule and the sizes stays (a job

@@ -10,13 +10,16 @@ bool BarrierOp::runs(const plan::BarrierSchedule& schedule) {
     });
 }
 
+NICSIM_HOT_PATH
 BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, Nic& nic)
     : seq_(seq), schedule_(schedule), nic_(nic) {
     arrived_.resize(schedule.size());
 }
 
+NICSIM_HOT_PATH
 Status BarrierOp::start() { return advance(); }
 
+NICSIM_HOT_PATH
 Status BarrierOp::on_packet(Rank src, const PacketHeader& header,
                             std::span<const std::byte> /*payload*/) {
     const std::size_t step = header.step;
@@ -33,6 +36,7 @@ Status BarrierOp::on_packet(Rank src, const PacketHeader& header,
     return advance();
 }
 
+NICSIM_HOT_PATH
 Status BarrierOp::advance() {
     while (step_ < schedule_.size()) {
         if (!step_sent_) {

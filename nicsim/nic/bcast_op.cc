@@ -16,6 +16,7 @@ bool read_tree_flags(std::uint16_t flags, std::size_t* shape, int* k) {
     return true;
 }
 
+NICSIM_HOT_PATH
 BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                  std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed,
                  std::uint16_t named)
@@ -33,6 +34,7 @@ BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes
       message_(message),
       children_(nic.route(tree.children[rank])) {}
 
+NICSIM_HOT_PATH
 Status BcastOp::start() {
     if (rank_ != root_ || host_fed_) return Status::in_progress;
     while (next_ < packets_) {
@@ -41,6 +43,7 @@ Status BcastOp::start() {
     return Status::ok;
 }
 
+NICSIM_HOT_PATH
 Status BcastOp::supply() {
     if (rank_ != root_ || next_ == packets_) return Status::invalid;
     const PacketHeader h = packet_header(next_);
@@ -50,6 +53,7 @@ Status BcastOp::supply() {
     return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
+NICSIM_HOT_PATH
 bool BcastOp::expects(Rank src, const PacketHeader& header) const {
     if (header.kind != PacketKind::bcast || src != parent_ ||
         header.origin != root_ || next_ == packets_ || header.step != next_) {
@@ -59,11 +63,13 @@ bool BcastOp::expects(Rank src, const PacketHeader& header) const {
     return header.payload_bytes == std::min<std::uint64_t>(mtu_, bytes_ - offset);
 }
 
+NICSIM_HOT_PATH
 std::span<std::byte> BcastOp::placement(Rank src, const PacketHeader& header) {
     if (message_.empty() || !expects(src, header)) return {};
     return message_.subspan(next_ * mtu_, header.payload_bytes);
 }
 
+NICSIM_HOT_PATH
 Status BcastOp::on_packet(Rank src, const PacketHeader& header,
                           std::span<const std::byte> payload) {
     // Only the parent's next packet: the fabric keeps one sender's packets in order.
@@ -84,6 +90,7 @@ Status BcastOp::on_packet(Rank src, const PacketHeader& header,
     return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
+NICSIM_HOT_PATH
 PacketHeader BcastOp::packet_header(std::uint64_t index) const {
     PacketHeader h;
     h.kind = PacketKind::bcast;

@@ -35,6 +35,7 @@ int Nic::window_of(Rank rank) const {
                : 0;
 }
 
+NICSIM_HOT_PATH
 Nic::Route Nic::route(std::span<const Rank> children) {
     Route ids;
     for (const Rank child : children) ids.push_back(peer_id(child));
@@ -107,6 +108,7 @@ void Nic::keep_copy(BufferId id) {
     p.bytes = p.copy;
 }
 
+NICSIM_HOT_PATH
 Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     if (send_buffers_free_ == 0) {
@@ -118,6 +120,7 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
     return queue(peer_id(dst), header, payload, kFromHost);
 }
 
+NICSIM_HOT_PATH
 bool Nic::send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
                    Status* s) {
     Peer& p = peers_[to];
@@ -140,11 +143,13 @@ bool Nic::send_now(PeerId to, const PacketHeader& header, std::span<const std::b
     return true;
 }
 
+NICSIM_HOT_PATH
 Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     return send_to(peer_id(dst), header, payload);
 }
 
+NICSIM_HOT_PATH
 Status Nic::send_to(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload) {
     // A packet that may leave now goes straight to the fabric, which copies what it needs: it
     // needs no buffer here.
@@ -153,6 +158,7 @@ Status Nic::send_to(PeerId dst, const PacketHeader& header, std::span<const std:
     return queue(dst, header, payload, kFromCollective);
 }
 
+NICSIM_HOT_PATH
 Status Nic::multicast(const Route& children, const PacketHeader& header,
                       std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
@@ -175,6 +181,7 @@ Status Nic::multicast(const Route& children, const PacketHeader& header,
     return pump();
 }
 
+NICSIM_HOT_PATH
 Status Nic::forward(const Route& children, const PacketHeader& header,
                     std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
@@ -221,6 +228,7 @@ Status Nic::forward(const Route& children, const PacketHeader& header,
     return Status::ok;
 }
 
+NICSIM_HOT_PATH
 Status Nic::queue(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload,
                   PeerId from) {
     const BufferId id = hold(header, payload, from);
@@ -244,6 +252,7 @@ void Nic::post_host_buffers(int n) {
     pump();
 }
 
+NICSIM_HOT_PATH
 Status Nic::on_packet(Rank src, const PacketHeader& header, std::span<const std::byte> payload) {
     if (header.kind == PacketKind::abort) {  // outside the window (tell())
         if (header.credits != 0 || header.payload_bytes != 0) return Status::protocol;
@@ -468,6 +477,7 @@ void Nic::pump_tells() {
     telling_.resize(kept);
 }
 
+NICSIM_HOT_PATH
 Status Nic::progress() {
     if (!telling_.empty()) pump_tells();
     maybe_recover();
@@ -476,6 +486,7 @@ Status Nic::progress() {
     return transmit_.empty() ? Status::ok : Status::in_progress;
 }
 
+NICSIM_HOT_PATH
 Status Nic::pump() {
     while (!transmit_.empty() && !failed(error_)) {
         const Descriptor d = transmit_.front();

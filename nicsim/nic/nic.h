@@ -269,7 +269,7 @@ private:
         const std::uint32_t i = peers_.index(rank);
         return i != RankMap<Peer, kInlinePeers>::kAbsent ? i : add_peer(rank);
     }
-    PeerId add_peer(Rank rank);
+    [[gnu::cold]] PeerId add_peer(Rank rank);
     int low_water(const Peer& p) const {
         return config_.low_water >= 0 ? config_.low_water : p.window / 2;
     }
