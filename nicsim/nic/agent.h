@@ -59,12 +59,13 @@ public:
     template <typename Plan>
     const Schedule* get(const Algorithm& algorithm, Plan plan) {
         if (&algorithm == last_algorithm_) [[likely]] return last_;
-        return find(algorithm, plan);
+        return find_or_plan(algorithm, plan);
     }
 
 private:
+    // Another algorithm than the last, or a first call: out of get()'s way (cold).
     template <typename Plan>
-    [[gnu::cold]] const Schedule* find(const Algorithm& algorithm, Plan plan) {
+    [[gnu::cold]] const Schedule* find_or_plan(const Algorithm& algorithm, Plan plan) {
         auto it = planned_.find(&algorithm);
         if (it == planned_.end()) {
             Schedule steps = plan();
