@@ -44,8 +44,8 @@ BEGIN_C_DECLS
 
 /* Marks the functions every collective runs through, per call or per packet. GCC places them
  * together (.text.hot), so that a call's code spans a few pages and spreads over the cache's sets
- * instead of lying scattered over the library (docs/measurements.md, Small calls). The engine's
- * are marked NICSIM_HOT_PATH (nicsim/core/hot.h). */
+ * instead of lying scattered over the library (docs/measurements.md, Small messages on 2 ranks).
+ * The engine's are marked NICSIM_HOT_PATH (nicsim/core/hot.h). */
 #define NICOLL_HOT_PATH __attribute__((hot))
 
 /* The collectives nicoll provides, in the order of the stats table. */
