@@ -128,11 +128,11 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
 
 /* (ask(), test() and engine_post() are inlined: they are the hot path of every collective, and
  * are called from several places.) */
-#define NICOLL_HOT static inline __attribute__((always_inline))
+#define NICOLL_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* Asks the engine about the request, only when packets moved since it last answered (its answer
  * cannot change otherwise): NICSIM_OK once it is done, NICSIM_IN_PROGRESS, or its error. */
-NICOLL_HOT nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
+NICOLL_ALWAYS_INLINE nicsim_status_t ask(nicoll_request_t *req, const nicoll_transport_t *t)
 {
     if (NICSIM_IN_PROGRESS == req->engine_status && req->asked_at != t->events) {
         req->asked_at = t->events;
@@ -155,8 +155,8 @@ static bool rings_bell(const nicoll_transport_t *t)
     return NULL == t->ucx || nicoll_progress_ucx_signals();
 }
 
-NICOLL_HOT nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
-                                       nicsim_request_t **engine)
+NICOLL_ALWAYS_INLINE nicsim_status_t engine_post(nicsim_group_t *group, const nicoll_post_t *p,
+                                                 nicsim_request_t **engine)
 {
     switch (p->coll) {
     case NICSIM_COLL_BARRIER:
@@ -223,7 +223,7 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
  * the collective's buffer in place has left. A request the engine completed at posting (a
  * broadcast's root whose packets all left) is done without polling the transport. */
-NICOLL_HOT nicsim_status_t test(nicoll_request_t *req)
+NICOLL_ALWAYS_INLINE nicsim_status_t test(nicoll_request_t *req)
 {
     nicoll_transport_t *t = &req->module->transport;
     if (req->deferred) {

@@ -191,13 +191,13 @@ static inline bool nicoll_stage_streams(const nicoll_stage_t *s, int c,
         return 1 == copies % 2;
     }
     const uint64_t *in = s->cost[c];
-    const uint64_t out_cached =
-                       NULL == read_cost ? 0 : __atomic_load_n(&read_cost[c][0], __ATOMIC_RELAXED),
-                   out_streamed =
-                       NULL == read_cost ? 0 : __atomic_load_n(&read_cost[c][1], __ATOMIC_RELAXED);
-    const bool streams = 0 != out_cached && 0 != out_streamed
-                             ? in[0] + out_cached > in[1] + out_streamed
-                             : in[0] > 4 * in[1];
+    uint64_t out[2] = {0, 0}; /* the reader's, cached [0] and streaming [1] */
+    if (NULL != read_cost) {
+        out[0] = __atomic_load_n(&read_cost[c][0], __ATOMIC_RELAXED);
+        out[1] = __atomic_load_n(&read_cost[c][1], __ATOMIC_RELAXED);
+    }
+    const bool streams = 0 != out[0] && 0 != out[1] ? in[0] + out[0] > in[1] + out[1]
+                                                    : in[0] > 4 * in[1];
     return 0 == copies % NICOLL_STAGE_PROBE ? !streams : streams;
 }
 

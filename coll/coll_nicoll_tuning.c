@@ -81,7 +81,7 @@ static void count(nicoll_coll_t coll, int algorithm)
     }
 }
 
-NICOLL_HOT_PATH
+/* (Only when a communicator's inputs change: nicoll_decide keeps the last decision.) */
 static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d)
 {
     const int size = ompi_comm_size(m->transport.comm);
