@@ -174,6 +174,15 @@ static bool start(void)
         ucx.why = "out of memory";
         return false;
     }
+    /* Over tcp an active message travels in fragments of at most the receive segment (64 KiB
+     * by default), which UCP gathers into a buffer of its own: an eager packet of EAGER_BYTES
+     * came as five fragments and was copied once more. A segment that holds a whole packet and
+     * its headers sends it as one. Set in the environment, where UCX reads it only if it opens
+     * tcp (a setting of the configuration that no transport takes draws a warning); where the
+     * user chose a size, theirs stands. */
+    char bytes[16];
+    snprintf(bytes, sizeof(bytes), "%u", EAGER_BYTES + 4096u);
+    setenv("UCX_TCP_RX_SEG_SIZE", bytes, 0);
     ucp_config_t *config;
     if (nicoll_fault("ucx") || UCS_OK != ucp_config_read(NULL, NULL, &config)) {
         ucx.why = "cannot read UCX's configuration";
