@@ -11,11 +11,11 @@
  * - A staging area: a region only its owner (a sender) writes, cut into chunks of whole lines,
  *   each a control line (`span`, `unread`) and a payload. The owner takes chunks in order and frees
  *   them in order once their readers have copied them out: each reader decrements `unread`
- *   (release), the owner sees 0 (acquire); an emptied area starts again from its beginning. A
- *   chunk is published to its readers with the slots that name it, so `unread` and the payload
- *   need no ordering of their own. In shared memory the area is allocated as chunks first reach
- *   it (MADV_POPULATE_WRITE, in steps of NICOLL_STAGE_GROW), so that a communicator that stages
- *   little costs little.
+ *   (release), the owner sees 0 (acquire); an emptied area starts again from its beginning once
+ *   past NICOLL_STAGE_ROUND. A chunk is published to its readers with the slots that name it, so
+ *   `unread` and the payload need no ordering of their own. In shared memory the area is
+ *   allocated as chunks first reach it (MADV_POPULATE_WRITE, in steps of NICOLL_STAGE_GROW), so
+ *   that a communicator that stages little costs little.
  * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever
  *   costs less from copy in to copy out (nicoll_stage_streams): the owner times its copies in,
  *   each reader its copies out and publishes their cost in its ring's control lines. A cached
@@ -140,6 +140,16 @@ typedef struct nicoll_stage {
 
 /* A lazy area grows by this much at a time. */
 #define NICOLL_STAGE_GROW (64u << 10)
+
+/* How far round its area a sender's chunks go before, the area empty, they start again from
+ * its beginning. The first time round, each chunk costs a growth of the area and its readers'
+ * page faults: going round the whole 4 MiB, 2 ranks' first 60 16 KiB broadcasts took 14-17 us
+ * each, then 1.4-1.9. But a line used again soon is still in its last reader's cache, from which
+ * the next copy in must take it: starting again at once, 2 ranks with a core each broadcast
+ * 16-256 KiB 15-90 % slower. Twice a core's L2 here (512 KiB): the first 30 16 KiB broadcasts
+ * 8-11 us, 2 ranks as fast as going round 4 MiB, 4 oversubscribed ranks' allgathers of
+ * 128 KiB-2 MiB 0.45-0.82 of tuned's time against 0.63-1.00 (docs/transports.md). */
+#define NICOLL_STAGE_ROUND (1u << 20)
 
 /* A payload's size class. */
 static inline int nicoll_stage_class(size_t bytes)
@@ -277,10 +287,7 @@ static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t
 }
 
 /* The owner: frees its chunks, oldest first, as far as their readers have read them. An area
- * left empty starts again from its beginning, so that a sender's chunks keep to the same lines,
- * in memory and mapped in its readers, instead of going round the whole area: the first time
- * round, each chunk cost a growth of the area and its readers' page faults (2 ranks, 16 KiB
- * broadcasts: the first 30 calls 14-21 us each, then 1.4-2.4; docs/transports.md). */
+ * left empty past its first NICOLL_STAGE_ROUND bytes starts again from its beginning. */
 static inline void nicoll_stage_free_read(nicoll_stage_t *s)
 {
     while (s->tail != s->head) {
@@ -290,7 +297,9 @@ static inline void nicoll_stage_free_read(nicoll_stage_t *s)
         }
         s->tail += c->span;
     }
-    s->head = s->tail = (s->head + s->bytes - 1) / s->bytes * s->bytes;
+    if (s->head % s->bytes >= NICOLL_STAGE_ROUND) {
+        s->head = s->tail = (s->head + s->bytes - 1) / s->bytes * s->bytes;
+    }
 }
 
 /* Allocates the pages that hold `bytes` from `at` in shared memory, and maps them in this

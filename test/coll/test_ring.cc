@@ -237,33 +237,31 @@ TEST(ShmStage, CopiesEitherWayIntact) {
     }
 }
 
-// Chunks follow one another while their readers have not read them; once all are read, the
-// next starts again at the area's beginning (not further round it), and a full area takes none.
-TEST(ShmStage, EmptyAreaStartsAgain) {
-    alignas(64) static unsigned char area[kStageBytes];
-    static unsigned char payload[1000], got[1000];
+// An emptied area goes on from where its last chunk ended until it is NICOLL_STAGE_ROUND bytes
+// in, then starts again from its beginning; unread chunks are never overwritten.
+TEST(ShmStage, EmptyAreaStartsAgainPastTheRound) {
+    constexpr std::size_t kBytes = 4 * NICOLL_STAGE_ROUND, kPayload = NICOLL_STAGE_ROUND / 4;
+    alignas(64) static unsigned char area[kBytes];
+    static unsigned char payload[kPayload], got[kPayload];
     for (std::size_t i = 0; i < sizeof payload; ++i) payload[i] = static_cast<unsigned char>(i);
     uint64_t read_cost[NICOLL_STAGE_CLASSES][2] = {};
     nicoll_stage_t s{};
     s.area = area;
-    s.bytes = kStageBytes;
-    const std::uint64_t first = nicoll_stage_put(&s, payload, sizeof payload, read_cost);
-    nicoll_stage_forget(&s);
-    const std::uint64_t second = nicoll_stage_put(&s, payload, sizeof payload, read_cost);
-    ASSERT_NE(first, 0u);
-    EXPECT_GT(second, first);  // the first is unread: after it
-    nicoll_stage_read(area, kStageBytes, first, got, sizeof got, read_cost);
-    nicoll_stage_read(area, kStageBytes, second, got, sizeof got, read_cost);
-    EXPECT_EQ(std::memcmp(got, payload, sizeof got), 0);
-    nicoll_stage_forget(&s);
-    EXPECT_EQ(nicoll_stage_put(&s, payload, sizeof payload, read_cost) % kStageBytes,
-              first % kStageBytes);  // both read: from the beginning again
-    for (int i = 0; i < 2; ++i) {  // 1,088 bytes each: three fit
+    s.bytes = kBytes;
+    std::vector<std::uint64_t> at;
+    for (int i = 0; i < 5; ++i) {  // each read before the next: 4 chunks reach past the round
         nicoll_stage_forget(&s);
-        EXPECT_NE(nicoll_stage_put(&s, payload, sizeof payload, read_cost), 0u) << i;
+        at.push_back(nicoll_stage_put(&s, payload, sizeof payload, read_cost));
+        ASSERT_NE(at.back(), 0u) << i;
+        nicoll_stage_read(area, kBytes, at.back(), got, sizeof got, read_cost);
+        ASSERT_EQ(std::memcmp(got, payload, sizeof got), 0) << i;
     }
+    for (int i = 1; i < 4; ++i) EXPECT_GT(at[i], at[i - 1]) << i;  // on from the last
+    EXPECT_EQ(at[4], at[0]);  // past the round, emptied: from the beginning again
     nicoll_stage_forget(&s);
-    EXPECT_EQ(nicoll_stage_put(&s, payload, sizeof payload, read_cost), 0u);  // 3 unread: full
+    const std::uint64_t unread = nicoll_stage_put(&s, payload, sizeof payload, read_cost);
+    nicoll_stage_forget(&s);
+    EXPECT_GT(nicoll_stage_put(&s, payload, sizeof payload, read_cost), unread);  // not emptied
 }
 
 }  // namespace
