@@ -383,7 +383,9 @@ void nicoll_abort_unwaited(nicoll_module_t *m)
  * waits for it to return. Where the processes share cores, the yield gives the core to a peer
  * that needs it: yield after every poll, as tuned's waits do. Where each has a core, there is no
  * one to give it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB
- * broadcasts 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76. 4
+ * broadcasts 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; later, 4
+ * paired jobs: 1-64 B broadcasts 0.95-0.97 us polling 1024 rounds, 1.61-1.65 at most sizes
+ * polling 64, the sizes whose packet came during the yield in that job, tuned's 0.97-0.98. 4
  * oversubscribed ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64; nicoll-bench --paired,
  * 4 jobs in each loop, its ratio to tuned's time a median of 1.16 polling 16 and 1.04 polling
  * once, the 1 B-1 MiB broadcasts and allgathers within the jobs' spread.) (Open MPI sets its
@@ -393,7 +395,7 @@ static unsigned polls_per_progress(void)
     if (nicoll_node_cores < nicoll_node_ranks) {
         return 1;
     }
-    return opal_progress_yield_when_idle ? 64 : 16;
+    return opal_progress_yield_when_idle ? 1024 : 16;
 }
 
 NICOLL_HOT_PATH
