@@ -345,9 +345,13 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
         return s->shared_at;
     }
     s->shared = NULL; /* the chunk may be freed below */
-    nicoll_stage_free_read(s);
     const size_t span = sizeof(nicoll_shm_chunk_t) +
                         (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+    /* Freeing reads lines the readers write: only where it can matter, past the round (the area
+     * may start again) or where the chunk might not fit (a gap before it is shorter than it). */
+    if (s->head % s->bytes >= NICOLL_STAGE_ROUND || s->head - s->tail + 2 * span > s->bytes) {
+        nicoll_stage_free_read(s);
+    }
     const size_t at = s->head % s->bytes;
     const size_t gap = at + span > s->bytes ? s->bytes - at : 0; /* up to the end */
     if (s->head + gap + span - s->tail > s->bytes) {
