@@ -12,10 +12,11 @@
  * itself (the caller's call returns at once, and the first packets' copies run on the thread's
  * core) and is woken by every post. Where it shares its process's core, the caller posts, and the
  * thread is woken by its peers' packets, taking the core from the computation that follows;
- * except an allgather of blocks over NICOLL_INLINE_BYTES, whose post copies them
- * (coll_nicoll_request.c): the thread posts it, woken by the post but first sleeping
+ * except posts that copy payloads over NICOLL_INLINE_BYTES (coll_nicoll_request.c): an
+ * allgather's, which the thread makes woken by the post but first sleeping
  * NICOLL_PROGRESS_POST_DELAY_US, so that the kernel preempts the caller's computation for it when
- * the timer fires, not the caller's call (which would then take as long as the post).
+ * the timer fires, not the caller's call (which would then take as long as the post); and a
+ * broadcast's root's, at once, where the caller left its core idle after the last one.
  *
  * It sleeps on futexes: its process's post counter and a doorbell per shared-memory segment
  * (coll_nicoll_shm.c), which a peer rings after each packet for, or slot freed by, a rank that
@@ -474,7 +475,7 @@ static void *run(void *arg)
             step_us = step_us < NICOLL_PROGRESS_STEP_US ? 2 * step_us : step_us;
         }
         pthread_mutex_lock(&lock);
-        if (!nicoll_spare_core() && nicoll_requests_deferred()) {
+        if (!nicoll_spare_core() && nicoll_requests_delayed()) {
             pthread_mutex_unlock(&lock); /* the caller leaves its call meanwhile */
             const struct timespec delay = {0, 1000L * NICOLL_PROGRESS_POST_DELAY_US};
             nanosleep(&delay, NULL);

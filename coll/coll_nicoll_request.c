@@ -10,6 +10,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "opal/runtime/opal_progress.h"
 
@@ -189,35 +191,100 @@ static void post_deferred(nicoll_transport_t *t)
     }
 }
 
-/* Whether the progress thread posts the collective rather than the caller (coll_nicoll_progress.c):
- * in thread mode, a nonblocking one it may progress, where it has a core of its own; on the core it
- * shares with its process, an allgather of blocks that go apart from their headers, whose post
- * copies the own block and takes the blocks already there: work the thread can do in the
- * computation's window instead of the caller's call. (2 ranks, OSU's overlap loop, the time an
- * iteration took beyond its computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller
- * posting, 14-34 with the thread, 11 runs alternating; its pure communication, waited for at once,
- * took 1.1-1.6 times as long. A broadcast's receivers already copy in that window, woken by the
- * root's packets, and the thread's delayed post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us
- * against 12-18, 5 runs.) */
-static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p)
+/* On a core the progress thread shares with its process: whether the caller, after the last
+ * broadcast it rooted whose post staged the message (stages_bcast), left its core until its next
+ * MPI call (it slept, as a rank waiting on an accelerator or on I/O does): NICOLL_IDLE_GAP_US or
+ * more, in which it blocked and ran for less than half the time. (Less than half alone is not
+ * enough: a computation that keeps its core but shares it with other processes' threads gets as
+ * little; it is preempted, never blocked.) Its core then was the thread's, which may stage the next
+ * such broadcast's message there, in the computation's window instead of the caller's call. */
+#define NICOLL_IDLE_GAP_US 20
+static struct timespec staged_at; /* tv_sec 0: the caller has been back since */
+static struct rusage staged_usage;
+static bool caller_idles;
+
+static long long us(struct timeval t)
 {
-    return nicoll_locking && req->coll >= NICOLL_IBARRIER && thread_may_progress(req) &&
-           (nicoll_spare_core() ||
-            (NICSIM_COLL_ALLGATHER == p->coll && p->bytes > NICOLL_INLINE_BYTES));
+    return t.tv_sec * 1000000LL + t.tv_usec;
+}
+
+/* The caller is in an MPI call (nicoll's progress, a collective's post). */
+NICOLL_ALWAYS_INLINE void caller_back(void)
+{
+    if (0 != staged_at.tv_sec) {
+        struct timespec now;
+        struct rusage usage;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        getrusage(RUSAGE_THREAD, &usage);
+        const long long gap = (now.tv_sec - staged_at.tv_sec) * 1000000LL +
+                              (now.tv_nsec - staged_at.tv_nsec) / 1000,
+                        ran = us(usage.ru_utime) + us(usage.ru_stime) -
+                              us(staged_usage.ru_utime) - us(staged_usage.ru_stime);
+        caller_idles = gap >= NICOLL_IDLE_GAP_US && usage.ru_nvcsw > staged_usage.ru_nvcsw &&
+                       2 * ran < gap;
+        staged_at.tv_sec = 0;
+    }
+}
+
+/* Whether the collective is a nonblocking one the progress thread may progress (thread mode, no
+ * peer through the PML). */
+static bool offloads(const nicoll_request_t *req)
+{
+    return nicoll_locking && req->coll >= NICOLL_IBARRIER && thread_may_progress(req);
+}
+
+/* Whether it is such a broadcast, on a core the thread shares, whose post stages the message:
+ * this rank is its root, and its payloads go apart from their headers. */
+static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
+{
+    return NICSIM_COLL_BCAST == p->coll && p->bytes > NICOLL_INLINE_BYTES && offloads(req) &&
+           !nicoll_spare_core() && p->root == ompi_comm_rank(req->module->transport.comm);
+}
+
+/* Whether the progress thread posts the collective rather than the caller (coll_nicoll_progress.c):
+ * one it offloads, where it has a core of its own. On the core it shares with its process, a post
+ * that copies payloads over NICOLL_INLINE_BYTES, which the thread can make in the computation's
+ * window instead of the caller's call: an allgather's (its own block into place, the blocks
+ * already there), and a broadcast's root's (it stages the message) where the caller left its core
+ * the last time. (2 ranks, OSU's overlap loop, the time an iteration took beyond its computation:
+ * MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34 with the thread, 11 runs
+ * alternating; its pure communication, waited for at once, took 1.1-1.6 times as long. A root
+ * whose computation keeps the core would give it to the thread for the copy, and pay the
+ * thread's wakes where it waits at once. A broadcast's receivers already copy in that window,
+ * woken by the root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB
+ * 5-11 us against 12-18, 5 runs.) */
+static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p, bool stages)
+{
+    if (!offloads(req)) {
+        return false;
+    }
+    if (nicoll_spare_core()) {
+        return true;
+    }
+    caller_back();
+    return (NICSIM_COLL_ALLGATHER == p->coll && p->bytes > NICOLL_INLINE_BYTES) ||
+           (stages && caller_idles);
 }
 
 NICOLL_HOT_PATH
 nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
-    if (thread_posts(req, p)) {
+    const bool stages = stages_bcast(req, p);
+    nicsim_status_t s = NICSIM_OK;
+    if (thread_posts(req, p, stages)) {
         req->post = *p;
         req->deferred = true;
         ++t->deferred;
-        return NICSIM_OK;
+    } else {
+        post_deferred(t);
+        s = engine_post(t->group, p, &req->engine);
     }
-    post_deferred(t);
-    return engine_post(t->group, p, &req->engine);
+    if (stages) { /* what the caller does with its core until it is back tells the next one */
+        clock_gettime(CLOCK_MONOTONIC, &staged_at);
+        getrusage(RUSAGE_THREAD, &staged_usage);
+    }
+    return s;
 }
 
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
@@ -270,10 +337,10 @@ void nicoll_requests_post_deferred(void)
     }
 }
 
-bool nicoll_requests_deferred(void)
+bool nicoll_requests_delayed(void)
 {
     for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
-        if (req->deferred) {
+        if (req->deferred && NICSIM_COLL_ALLGATHER == req->post.coll) {
             return true;
         }
     }
@@ -319,6 +386,7 @@ static int progress(void)
         return 0; /* (a release of ours waits for PML requests under the lock) */
     }
     progressing = true;
+    caller_back();
     const unsigned long long moved_before = nicoll_packets_moved();
     nicoll_request_t *done = NULL, **done_tail = &done;
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
