@@ -257,9 +257,8 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
  * whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the thread staging, 52 / 184
  * with the caller, 5 runs alternating, nicoll-bench --idle-compute; one whose computation keeps
  * the core would give it to the thread for the copy, and pay the thread's wakes where it waits
- * at once. A broadcast's receivers already copy in that window,
- * woken by the root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB
- * 5-11 us against 12-18, 5 runs.) */
+ * at once. A broadcast's receivers already copy in that window, woken by the root's packets, and
+ * the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us against 12-18, 5 runs.) */
 static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p, bool stages)
 {
     if (!offloads(req)) {

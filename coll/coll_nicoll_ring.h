@@ -286,8 +286,14 @@ static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t
     __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE);
 }
 
+/* Whether the owner's next chunk would go past the area's first NICOLL_STAGE_ROUND bytes. */
+static inline bool nicoll_stage_past_round(const nicoll_stage_t *s)
+{
+    return s->head % s->bytes >= NICOLL_STAGE_ROUND;
+}
+
 /* The owner: frees its chunks, oldest first, as far as their readers have read them. An area
- * left empty past its first NICOLL_STAGE_ROUND bytes starts again from its beginning. */
+ * left empty past its round starts again from its beginning. */
 static inline void nicoll_stage_free_read(nicoll_stage_t *s)
 {
     while (s->tail != s->head) {
@@ -297,7 +303,7 @@ static inline void nicoll_stage_free_read(nicoll_stage_t *s)
         }
         s->tail += c->span;
     }
-    if (s->head % s->bytes >= NICOLL_STAGE_ROUND) {
+    if (nicoll_stage_past_round(s)) {
         s->head = s->tail = (s->head + s->bytes - 1) / s->bytes * s->bytes;
     }
 }
@@ -349,7 +355,7 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
                         (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
     /* Freeing reads lines the readers write: only where it can matter, past the round (the area
      * may start again) or where the chunk might not fit (a gap before it is shorter than it). */
-    if (s->head % s->bytes >= NICOLL_STAGE_ROUND || s->head - s->tail + 2 * span > s->bytes) {
+    if (nicoll_stage_past_round(s) || s->head - s->tail + 2 * span > s->bytes) {
         nicoll_stage_free_read(s);
     }
     const size_t at = s->head % s->bytes;
