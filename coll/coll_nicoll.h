@@ -102,6 +102,7 @@ typedef struct nicoll_component {
     char *credits_name;
     char *transport_name;
     char *progress_name;
+    char *progress_priority_name;
     char *shm_limit_name;
     char *tuning_file; /* coll_nicoll_tuning_file: "" for the embedded default */
     char *fault;       /* coll_nicoll_fault: a step to fail, for tests */
@@ -115,6 +116,7 @@ typedef struct nicoll_component {
     int credits;
     int transport; /* NICOLL_TRANSPORT_*, or NICOLL_AUTO */
     int progress;  /* NICOLL_PROGRESS_*, or NICOLL_AUTO */
+    int progress_priority; /* NICOLL_PRIORITY_*, or NICOLL_AUTO */
     int shm_limit; /* MiB of shared memory for nicoll's segments on a node, or NICOLL_AUTO */
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
     int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
@@ -141,6 +143,11 @@ struct nicoll_module;
 #define NICOLL_PROGRESS_CALLER 0 /* the caller, in its MPI calls */
 #define NICOLL_PROGRESS_THREAD 1 /* also a progress thread of the process */
 /* (auto: the thread where the machine has more cores than the job has processes on it) */
+
+/* coll_nicoll_progress_priority: how the kernel schedules the progress thread. */
+#define NICOLL_PRIORITY_NORMAL 0   /* as the process's other threads */
+#define NICOLL_PRIORITY_REALTIME 1 /* SCHED_FIFO at the lowest real-time priority */
+/* (auto: real-time where the thread shares its process's core and may be raised) */
 
 /* Whether a progress thread may run: then collective state is touched only under one lock, which
  * nicoll_lock() takes. nicoll's progress callback waits for it, except in a thread that holds it
@@ -175,6 +182,10 @@ static inline bool nicoll_spare_core(void)
 }
 /* Resolves coll_nicoll_progress (at init_query). */
 void nicoll_progress_open(void);
+/* Whether the progress thread runs (or is to run) at real-time priority, so that woken it takes
+ * its core from the computation at once: set at init_query from coll_nicoll_progress_priority,
+ * cleared where the kernel refuses it as the thread starts (under the lock). */
+extern bool nicoll_progress_realtime;
 /* A nonblocking collective the thread may progress was posted, or handed to the thread to post
  * (under the lock): the thread starts, and is woken once the lock is let go where `wake` (it is
  * to post the collective, or the collective's packets may come without a doorbell). */

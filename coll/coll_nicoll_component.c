@@ -58,6 +58,8 @@ typedef struct nicoll_choice {
 static const char *const transport_names[] = {"pml", "shm", "ucx", NULL};
 /* coll_nicoll_progress's values, indexed by NICOLL_PROGRESS_*. */
 static const char *const progress_names[] = {"caller", "thread", NULL};
+/* coll_nicoll_progress_priority's values, indexed by NICOLL_PRIORITY_*. */
+static const char *const priority_names[] = {"normal", "realtime", NULL};
 
 /* Every MCA variable of the component, declared once: name, type, default, level, help, where its
  * value lives, and (string variables) what it may hold and where its parsed value goes. */
@@ -128,6 +130,16 @@ static nicoll_param_t nicoll_params[] = {
      "Open MPI places them on, else caller). "
      "Each process may choose its own.",
      &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
+    {"progress_priority", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     "How the kernel schedules the progress thread: normal (as the process's other threads: "
+     "on a core it shares with its process, woken by a packet, it waits for the computation's "
+     "time slice to end), realtime (SCHED_FIFO at priority 1, the lowest: woken, it takes the "
+     "core at once, as a NIC's interrupt would, and sleeps again when nothing moves; needs "
+     "CAP_SYS_NICE or an RLIMIT_RTPRIO of 1 or more, else one line and normal) or auto "
+     "(realtime where the thread shares its process's core and the process may raise it, else "
+     "normal). Each process may choose its own.",
+     &NICOLL_C->progress_priority_name, {-1, 0, 0, priority_names},
+     &NICOLL_C->progress_priority},
     {"shm_limit", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "MiB of shared memory that nicoll's segments (one per communicator and node: its rings, "
      "and staging areas allocated as they are used) may hold on a node, 1..1048576, or auto (an eighth of the node's memory). Each process keeps its share, the "

@@ -16,7 +16,13 @@
  * allgather's, which the thread makes woken by the post but first sleeping
  * NICOLL_PROGRESS_POST_DELAY_US, so that the kernel preempts the caller's computation for it when
  * the timer fires, not the caller's call (which would then take as long as the post); and a
- * broadcast's root's, at once, where the caller left its core idle after the last one.
+ * broadcast's root's: so too at real-time priority, else at once where the caller left its core
+ * idle after the last one.
+ *
+ * At normal priority, on a core it shares with a computation, a woken thread waits for the
+ * kernel to preempt the computation (here 16-80 us, where the computation's time slice protects
+ * it); at real-time priority (coll_nicoll_progress_priority, SCHED_FIFO) it runs at once, as a
+ * NIC's interrupt handler would, and the computation gets the core back when it sleeps.
  *
  * It sleeps on futexes: its process's post counter and a doorbell per shared-memory segment
  * (coll_nicoll_shm.c), which a peer rings after each packet for, or slot freed by, a rank that
@@ -54,6 +60,7 @@
 #include "opal/util/proc.h"
 
 bool nicoll_locking;
+bool nicoll_progress_realtime;
 int nicoll_node_cores, nicoll_node_ranks;
 
 /* Rounds in which nothing moved that the thread polls through before it sleeps. */
@@ -178,12 +185,53 @@ void nicoll_progress_open(void)
         mode = nicoll_spare_core() ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
-    NICOLL_VERBOSE(10, "progress: %s (coll_nicoll_progress %s; %d cores, %d processes of the "
-                   "job on this machine)",
+    const int priority = mca_coll_nicoll_component.progress_priority;
+    nicoll_progress_realtime = nicoll_locking && (NICOLL_PRIORITY_REALTIME == priority ||
+                                                  (NICOLL_AUTO == priority && !nicoll_spare_core()));
+    NICOLL_VERBOSE(10, "progress: %s%s (coll_nicoll_progress %s, coll_nicoll_progress_priority "
+                   "%s; %d cores, %d processes of the job on this machine)",
                    !nicoll_locking      ? "caller"
                    : nicoll_spare_core() ? "thread, on a core of its own"
                                          : "thread, sharing its process's core",
-                   mca_coll_nicoll_component.progress_name, nicoll_node_cores, nicoll_node_ranks);
+                   nicoll_progress_realtime ? ", at real-time priority" : "",
+                   mca_coll_nicoll_component.progress_name,
+                   mca_coll_nicoll_component.progress_priority_name, nicoll_node_cores,
+                   nicoll_node_ranks);
+}
+
+/* Creates one of nicoll's threads (the progress thread, the waker): at real-time priority where
+ * nicoll_progress_realtime, SCHED_FIFO at 1, below any real-time thread of the system; where the
+ * kernel refuses (no CAP_SYS_NICE, RLIMIT_RTPRIO 0, a cgroup without real-time time), at normal
+ * priority from then on, said once: in one line where coll_nicoll_progress_priority asked for
+ * realtime, at verbose 10 where auto did. */
+static int create_thread(pthread_t *t, void *(*fn)(void *))
+{
+    if (nicoll_progress_realtime) {
+        const struct sched_param lowest = {.sched_priority = 1};
+        pthread_attr_t attr;
+        int rc = pthread_attr_init(&attr);
+        if (0 == rc) {
+            rc = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+            rc = 0 != rc ? rc : pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+            rc = 0 != rc ? rc : pthread_attr_setschedparam(&attr, &lowest);
+            rc = 0 != rc ? rc : pthread_create(t, &attr, fn, NULL);
+            pthread_attr_destroy(&attr);
+        }
+        if (0 == rc) {
+            return 0;
+        }
+        nicoll_progress_realtime = false;
+        if (NICOLL_PRIORITY_REALTIME == mca_coll_nicoll_component.progress_priority) {
+            opal_output(0, "nicoll: coll_nicoll_progress_priority realtime: the kernel refuses "
+                        "the progress thread real-time priority (%s; it needs CAP_SYS_NICE or "
+                        "an RLIMIT_RTPRIO of 1 or more); it runs at normal priority",
+                        strerror(rc));
+        } else {
+            NICOLL_VERBOSE(10, "progress: the kernel refuses the thread real-time priority "
+                           "(%s); it runs at normal priority", strerror(rc));
+        }
+    }
+    return pthread_create(t, NULL, fn, NULL);
 }
 
 static void *run(void *arg);
@@ -193,7 +241,7 @@ static void *wake_on_ucx(void *arg);
 static bool start_thread(void)
 {
     if (!running && !failed) {
-        int rc = pthread_create(&thread, NULL, run, NULL);
+        int rc = create_thread(&thread, run);
         if (0 != rc) {
             failed = true;
             opal_output(0, "nicoll: coll_nicoll_progress: cannot start the progress thread (%s); "
@@ -209,7 +257,7 @@ static bool start_waker(void)
 {
     if (!waker_running && !waker_failed && nicoll_ucx_efd() >= 0) {
         waker_stop = eventfd(0, EFD_CLOEXEC);
-        int rc = waker_stop < 0 ? errno : pthread_create(&waker, NULL, wake_on_ucx, NULL);
+        int rc = waker_stop < 0 ? errno : create_thread(&waker, wake_on_ucx);
         if (0 != rc) {
             waker_failed = true;
             opal_output(0, "nicoll: coll_nicoll_progress: cannot start the thread that waits for "
@@ -424,9 +472,14 @@ static void *run(void *arg)
         bool pending = advance();
         idle = nicoll_packets_moved() != moved ? 0 : idle + 1;
         step_us = 0 == idle ? 1 : step_us;
-        if (pending && idle < NICOLL_PROGRESS_SPIN) {
+        const bool caller_waits = __atomic_load_n(&waiting, __ATOMIC_RELAXED) > 0;
+        /* A caller waits for the lock: at normal priority the thread yields it its core; at
+         * real-time priority a yield would not, so once a round moved nothing it sleeps and
+         * leaves the polling to the caller. */
+        if (pending && idle < NICOLL_PROGRESS_SPIN &&
+            !(nicoll_progress_realtime && caller_waits && idle > 0)) {
             pthread_mutex_unlock(&lock);
-            if (__atomic_load_n(&waiting, __ATOMIC_RELAXED) > 0) {
+            if (caller_waits) {
                 sched_yield(); /* the caller's turn */
             }
             pthread_mutex_lock(&lock);

@@ -250,15 +250,18 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
  * one it offloads, where it has a core of its own. On the core it shares with its process, a post
  * that copies payloads over NICOLL_INLINE_BYTES, which the thread can make in the computation's
  * window instead of the caller's call: an allgather's (its own block into place, the blocks
- * already there), and a broadcast's root's (it stages the message) where the caller left its core
- * the last time. (2 ranks, OSU's overlap loop, the time an iteration took beyond its computation:
- * MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34 with the thread, 11 runs
- * alternating; its pure communication, waited for at once, took 1.1-1.6 times as long. A root
- * whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the thread staging, 52 / 184
- * with the caller, 5 runs alternating, nicoll-bench --idle-compute; one whose computation keeps
- * the core would give it to the thread for the copy, and pay the thread's wakes where it waits
- * at once. A broadcast's receivers already copy in that window, woken by the root's packets, and
- * the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us against 12-18, 5 runs.) */
+ * already there), and a broadcast's root's (it stages the message) where the thread runs at
+ * real-time priority, which takes the core from a computation that keeps it, or where the caller
+ * left its core the last time. (2 ranks, OSU's overlap loop, the time an iteration took beyond its
+ * computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34 with the
+ * thread, 11 runs alternating; its pure communication, waited for at once, took 1.1-1.6 times as
+ * long. A root whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the thread
+ * staging, 52 / 184 with the caller, 5 runs alternating, nicoll-bench --idle-compute. One whose
+ * computation keeps the core, at real-time priority: MPI_Ibcast of 64 KiB-4 MiB 8-9 us, at normal
+ * priority with the caller staging 20-240, 4 runs alternating; its pure communication 1.2-1.6
+ * times as long up to 1 MiB. A broadcast's receivers already copy in that window, woken by the
+ * root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us against
+ * 12-18, 5 runs.) */
 static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p, bool stages)
 {
     if (!offloads(req)) {
@@ -269,7 +272,7 @@ static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p, bo
     }
     caller_back();
     return (NICSIM_COLL_ALLGATHER == p->coll && p->bytes > NICOLL_INLINE_BYTES) ||
-           (stages && caller_idles);
+           (stages && (nicoll_progress_realtime || caller_idles));
 }
 
 NICOLL_HOT_PATH
@@ -286,7 +289,8 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
         post_deferred(t);
         s = engine_post(t->group, p, &req->engine);
     }
-    if (stages) { /* what the caller does with its core until it is back tells the next one */
+    if (stages && !nicoll_progress_realtime) { /* what the caller does with its core until it
+                                                * is back tells the next one */
         clock_gettime(CLOCK_MONOTONIC, &staged_at);
         getrusage(RUSAGE_THREAD, &staged_usage);
     }
@@ -346,7 +350,7 @@ void nicoll_requests_post_deferred(void)
 bool nicoll_requests_delayed(void)
 {
     for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
-        if (req->deferred && NICSIM_COLL_ALLGATHER == req->post.coll) {
+        if (req->deferred && (NICSIM_COLL_ALLGATHER == req->post.coll || nicoll_progress_realtime)) {
             return true;
         }
     }

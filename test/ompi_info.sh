@@ -7,7 +7,7 @@ check "ompi_info lists MCA coll: nicoll" sh -c 'printf "%s\n" "$1" | grep -q "MC
 
 params=$("$OMPI_INFO" --param coll nicoll --level 9 2>&1)
 for var in priority verbose stats bcast_algorithm bcast_k allgather_algorithm barrier_algorithm \
-           packet_size credits transport progress shm_limit tuning_file; do
+           packet_size credits transport progress progress_priority shm_limit tuning_file; do
     check "ompi_info --param coll nicoll shows coll_nicoll_$var with help" \
         sh -c 'printf "%s\n" "$1" | grep -A1 "\"coll_nicoll_$2\"" | sed -n 2p | grep -q "[[:alpha:]]"' \
         _ "$params" "$var"

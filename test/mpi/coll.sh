@@ -138,15 +138,34 @@ RUNS
 # shared memory (the thread woken by its doorbells) and UCX (woken by the worker's event fd),
 # broadcasting along a chain, where every rank but the last forwards. With the caller
 # progressing, the same section fails: the check can tell.
+# The thread's priority (coll_nicoll_progress_priority): realtime gives each process a SCHED_FIFO
+# thread where the kernel allows it (chrt can tell), normal none; where the kernel refuses,
+# realtime says so in one line and the thread runs at normal priority (a process without
+# CAP_SYS_NICE, through setpriv, where this one has it).
 if [ "$against" = nicoll ]; then
-    for case in "2 auto" "3 shm" "4 auto" "3 ucx"; do
+    realtime=no
+    chrt -f 1 true 2>/dev/null && realtime=yes
+    for case in "2 auto realtime $realtime" "3 shm normal no" "4 auto auto" "3 ucx realtime $realtime"; do
         set -- $case
         launch "$1" --mca coll "$components" --mca coll_nicoll_progress thread \
+            --mca coll_nicoll_progress_priority "$3" \
             --mca coll_nicoll_transport "$2" --mca coll_nicoll_bcast_algorithm chain \
             "$program" $flags --sections offload,nonblocking,outstanding --large 100000 \
-            --packet-size "$(packet_sizes auto "$1")"
-        report "[progress thread, transport $2]"
+            --packet-size "$(packet_sizes auto "$1")" ${4:+--realtime-threads "$4"}
+        report "[progress thread, priority $3, transport $2]"
     done
+    if [ "$realtime" = yes ] && command -v setpriv >/dev/null &&
+       setpriv --bounding-set=-sys_nice true 2>/dev/null; then
+        launch 2 --mca coll "$components" --mca coll_nicoll_progress thread \
+            --mca coll_nicoll_progress_priority realtime \
+            setpriv --bounding-set=-sys_nice \
+            "$program" $flags --sections offload --large 100000 --realtime-threads no
+        report "[progress thread, priority realtime refused]"
+        check "coll_nicoll_progress_priority realtime refused by the kernel: one line per process names it" \
+            test "$(grep -c 'coll_nicoll_progress_priority realtime: the kernel refuses' "$log")" -eq 2
+    else
+        tap ok "coll_nicoll_progress_priority realtime refused # SKIP no real-time priority or setpriv here"
+    fi
     launch 2 --mca coll "$components" --mca coll_nicoll_progress caller \
         "$program" --sections offload --offload-wait 1
     sed 's/^/# expected: /' "$log" | grep -E 'not ok' | head -1
@@ -158,7 +177,7 @@ fi
 
 # Invalid values: one warning naming the variable (and the value) and correct results.
 invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=butterfly packet_size=-5 credits=0 transport=tcp progress=nic'
-invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5'
+invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5 progress_priority=fast'
 for invalid in "$invalid1" "$invalid2"; do
     set --
     for pair in $invalid; do set -- "$@" --mca "coll_nicoll_${pair%%=*}" "${pair#*=}"; done

@@ -39,6 +39,8 @@
  *                Then a forwarding round per rank but the root: that rank starts an MPI_Ibcast
  *                only after every other rank's completed, which needs the packets it forwards
  *                to go on before its host posts (early forwarding by its thread).
+ *                --realtime-threads yes|no adds one line: whether this process has a thread at
+ *                real-time priority (SCHED_FIFO) then (coll_nicoll_progress_priority).
  *   communicators (only when named) --communicators N duplicates of MPI_COMM_WORLD (1100 by
  *                default) held at once, each running an MPI_Bcast of several packets from a
  *                rotating root and an MPI_Allgather, each checked; then all freed. Each sets up
@@ -65,10 +67,12 @@
  *
  * usage: test_coll [--expect-nicoll] [--uniform-bcast] [--packet-size BYTES[,BYTES...]]
  *                  [--large BYTES] [--seed N] [--sections LIST] [--soak N] [--nodes N]
- *                  [--offload-wait S] [--communicators N] [--thread-multiple]
+ *                  [--offload-wait S] [--realtime-threads yes|no] [--communicators N]
+ *                  [--thread-multiple]
  */
 #include <mpi.h>
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,8 +119,9 @@ static struct {
     long soak; /* collectives the soak section runs */
     long nodes; /* --nodes: the nodes Open MPI must see, 0 unchecked */
     long offload_wait; /* seconds the offload section waits for the progress thread */
+    int realtime_threads; /* --realtime-threads: -1 unchecked, 0 none wanted, 1 some */
     long communicators; /* duplicates the communicators section holds at once */
-} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0, 30, 1100};
+} opt = {0, 0, {4096}, 1, 3 * 1024 * 1024 + 5, 1, 0x1f, 1000000, 0, 30, -1, 1100};
 
 static int world_rank, world_size;
 static long long issued[N_COLLS]; /* calls on communicators of 2+ ranks: nicoll's to run */
@@ -900,6 +905,31 @@ static int offloaded_by(nicoll_counter_t *counter, unsigned long long before, un
     return 1;
 }
 
+/* This process's threads scheduled SCHED_FIFO, from /proc/self/task/TID/stat (the policy is its
+ * 41st field, counted past the command's closing parenthesis); -1 where none can be read. */
+static int realtime_threads(void)
+{
+    DIR *dir = opendir("/proc/self/task");
+    if (NULL == dir) return -1;
+    int n = 0, tasks = 0;
+    for (struct dirent *e; NULL != (e = readdir(dir));) {
+        char path[300], line[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = '.' == e->d_name[0] ? NULL : fopen(path, "r");
+        if (NULL == f) continue;
+        const char *c = NULL != fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+        fclose(f);
+        int field = 2, policy = -1; /* the field after ')' is the third */
+        for (; NULL != c && *c && policy < 0; ++c) {
+            if (' ' == *c && 41 == ++field) policy = atoi(c + 1);
+        }
+        tasks += policy >= 0;
+        n += 1 == policy; /* SCHED_FIFO */
+    }
+    closedir(dir);
+    return tasks > 0 ? n : -1;
+}
+
 /* The offload section (see the top). Round r: world rank r % size starts its collectives 0.2 s
  * after the others, so that their packets are there before it posts. Then a forwarding round
  * per rank but the root: that rank starts an MPI_Ibcast on MPI_COMM_WORLD only once every other
@@ -976,6 +1006,13 @@ static void section_offload(const comm_info_t *comms)
         report(ok, what);
     }
     nicoll_counter_close(&offloaded);
+    if (opt.realtime_threads >= 0) {
+        const int n = realtime_threads();
+        char what[200];
+        snprintf(what, sizeof what, "offload: %s thread of this process at real-time priority "
+                 "(SCHED_FIFO): %d", opt.realtime_threads ? "some" : "no", n);
+        report(n >= 0 && (n > 0) == opt.realtime_threads, what);
+    }
 }
 
 /* This process's resident memory in KiB (Linux). */
@@ -1353,6 +1390,11 @@ static int parse_options(int argc, char **argv)
             if (!parse_long(v, 1, 3600, &opt.offload_wait)) {
                 snprintf(why, sizeof why, "--offload-wait %s: expected seconds in 1..3600", v);
             }
+        } else if (0 == strcmp(a, "--realtime-threads")) {
+            opt.realtime_threads = 0 == strcmp(v, "yes") ? 1 : 0 == strcmp(v, "no") ? 0 : -2;
+            if (-2 == opt.realtime_threads) {
+                snprintf(why, sizeof why, "--realtime-threads %s: expected yes or no", v);
+            }
         } else if (0 == strcmp(a, "--communicators")) {
             if (!parse_long(v, 1, 1L << 20, &opt.communicators)) {
                 snprintf(why, sizeof why, "--communicators %s: expected a number", v);
@@ -1391,8 +1433,8 @@ static int parse_options(int argc, char **argv)
             fprintf(stderr,
                     "test_coll: %s\nusage: test_coll [--expect-nicoll] [--uniform-bcast] "
                     "[--packet-size BYTES[,BYTES...]] [--large BYTES] [--seed N] [--sections "
-                    "LIST] [--soak N] [--nodes N] [--offload-wait S] [--communicators N] "
-                    "[--thread-multiple]\n",
+                    "LIST] [--soak N] [--nodes N] [--offload-wait S] [--realtime-threads "
+                    "yes|no] [--communicators N] [--thread-multiple]\n",
                     why);
         }
         return 2;
