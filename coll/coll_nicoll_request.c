@@ -258,7 +258,7 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
  * long. A root whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the thread
  * staging, 52 / 184 with the caller, 5 runs alternating, nicoll-bench --idle-compute. One whose
  * computation keeps the core, at real-time priority: MPI_Ibcast of 64 KiB-4 MiB 8-9 us, at normal
- * priority with the caller staging 20-240, 4 runs alternating; its pure communication 1.2-1.6
+ * priority with the caller staging 20-240, 4 runs alternating; its pure communication 1.3-1.5
  * times as long up to 1 MiB. A broadcast's receivers already copy in that window, woken by the
  * root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us against
  * 12-18, 5 runs.) */
