@@ -465,8 +465,8 @@ void nicoll_release_retired(nicoll_transport_t *t);
  * them is still in progress. */
 void nicoll_requests_post_deferred(void);
 bool nicoll_requests_advance(void);
-/* Under the lock: whether an allgather handed to the progress thread is not posted yet (on a
- * core it shares, the thread delays that post: coll_nicoll_progress.c). */
+/* Under the lock: whether a post the progress thread delays is not made yet (on a core it shares:
+ * an allgather's, and at real-time priority a broadcast root's; coll_nicoll_progress.c). */
 bool nicoll_requests_delayed(void);
 /* Engine packets this process has handed to its transports or taken from them. */
 unsigned long long nicoll_packets_moved(void);

@@ -186,8 +186,9 @@ void nicoll_progress_open(void)
     }
     nicoll_locking = NICOLL_PROGRESS_THREAD == mode;
     const int priority = mca_coll_nicoll_component.progress_priority;
-    nicoll_progress_realtime = nicoll_locking && (NICOLL_PRIORITY_REALTIME == priority ||
-                                                  (NICOLL_AUTO == priority && !nicoll_spare_core()));
+    nicoll_progress_realtime =
+        nicoll_locking && (NICOLL_PRIORITY_REALTIME == priority ||
+                           (NICOLL_AUTO == priority && !nicoll_spare_core()));
     NICOLL_VERBOSE(10, "progress: %s%s (coll_nicoll_progress %s, coll_nicoll_progress_priority "
                    "%s; %d cores, %d processes of the job on this machine)",
                    !nicoll_locking      ? "caller"

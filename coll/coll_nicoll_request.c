@@ -289,8 +289,8 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
         post_deferred(t);
         s = engine_post(t->group, p, &req->engine);
     }
-    if (stages && !nicoll_progress_realtime) { /* what the caller does with its core until it
-                                                * is back tells the next one */
+    /* What the caller does with its core until it is back tells the next one (normal priority). */
+    if (stages && !nicoll_progress_realtime) {
         clock_gettime(CLOCK_MONOTONIC, &staged_at);
         getrusage(RUSAGE_THREAD, &staged_usage);
     }
@@ -350,7 +350,8 @@ void nicoll_requests_post_deferred(void)
 bool nicoll_requests_delayed(void)
 {
     for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
-        if (req->deferred && (NICSIM_COLL_ALLGATHER == req->post.coll || nicoll_progress_realtime)) {
+        if (req->deferred &&
+            (NICSIM_COLL_ALLGATHER == req->post.coll || nicoll_progress_realtime)) {
             return true;
         }
     }
