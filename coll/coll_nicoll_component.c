@@ -134,7 +134,7 @@ static nicoll_param_t nicoll_params[] = {
      "How the kernel schedules the progress thread: normal (as the process's other threads: "
      "on a core it shares with its process, woken by a packet, it waits for the computation's "
      "time slice to end), realtime (SCHED_FIFO at priority 1, the lowest: woken, it takes the "
-     "core at once, as a NIC's interrupt would, and sleeps again when nothing moves; needs "
+     "core at once, as a NIC's interrupt would, and sleeps again soon after nothing moves; needs "
      "CAP_SYS_NICE or an RLIMIT_RTPRIO of 1 or more, else one line and normal) or auto "
      "(realtime where the thread shares its process's core and the process may raise it, else "
      "normal). Each process may choose its own.",
