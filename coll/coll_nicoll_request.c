@@ -238,11 +238,11 @@ static bool offloads(const nicoll_request_t *req)
     return nicoll_locking && req->coll >= NICOLL_IBARRIER && thread_may_progress(req);
 }
 
-/* Whether it is such a broadcast, on a core the thread shares, whose post stages the message:
- * this rank is its root, and its payloads go apart from their headers. */
+/* Whether a broadcast the thread offloads is one, on a core the thread shares, whose post stages
+ * the message: this rank is its root, and its payloads go apart from their headers. */
 static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
 {
-    return NICSIM_COLL_BCAST == p->coll && p->bytes > NICOLL_INLINE_BYTES && offloads(req) &&
+    return NICSIM_COLL_BCAST == p->coll && p->bytes > NICOLL_INLINE_BYTES &&
            !nicoll_spare_core() && p->root == ompi_comm_rank(req->module->transport.comm);
 }
 
@@ -262,9 +262,9 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
  * times as long up to 1 MiB. A broadcast's receivers already copy in that window, woken by the
  * root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us against
  * 12-18, 5 runs.) */
-static bool thread_posts(const nicoll_request_t *req, const nicoll_post_t *p, bool stages)
+static bool thread_posts(const nicoll_post_t *p, bool offloaded, bool stages)
 {
-    if (!offloads(req)) {
+    if (!offloaded) {
         return false;
     }
     if (nicoll_spare_core()) {
@@ -279,9 +279,9 @@ NICOLL_HOT_PATH
 nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
-    const bool stages = stages_bcast(req, p);
+    const bool offloaded = offloads(req), stages = offloaded && stages_bcast(req, p);
     nicsim_status_t s = NICSIM_OK;
-    if (thread_posts(req, p, stages)) {
+    if (thread_posts(p, offloaded, stages)) {
         req->post = *p;
         req->deferred = true;
         ++t->deferred;
