@@ -456,6 +456,11 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
  * (so the caller's call returns at once, and the first packets' copies run where the thread
  * does). NICSIM_OK or the engine's error. */
 nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p);
+/* The caller leaves a broadcast's or allgather's call, its lock let go (and the progress thread
+ * woken with it): where the call's post was one the thread may make later, the time from now
+ * until the caller is back says whether the next such post is the thread's (coll_nicoll_request.c,
+ * caller_returned). */
+void nicoll_call_returns(void);
 /* Releases the request's buffers (a failed post). */
 void nicoll_request_cleanup(nicoll_request_t *req);
 /* Frees the transport's retired engine request, if any. */

@@ -85,6 +85,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
     }
     const int rc = nicoll_start(req, s, request);
     nicoll_unlock();
+    nicoll_call_returns();
     return rc;
 }
 

@@ -54,6 +54,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     }
     const int rc = nicoll_start(req, s, request);
     nicoll_unlock();
+    nicoll_call_returns();
     return rc;
 }
 

@@ -17,7 +17,8 @@
  * NICOLL_PROGRESS_POST_DELAY_US, so that the kernel preempts the caller's computation for it when
  * the timer fires, not the caller's call (which would then take as long as the post); and a
  * broadcast's root's: so too at real-time priority, else at once where the caller left its core
- * idle after the last one.
+ * idle after the last one. (Where the caller waited at once after the last such post, it makes
+ * the next itself.)
  *
  * At normal priority, on a core it shares with a computation, a woken thread waits for the
  * kernel to preempt the computation (here 16-80 us, where the computation's time slice protects

@@ -191,43 +191,57 @@ static void post_deferred(nicoll_transport_t *t)
     }
 }
 
-/* On a core the progress thread shares with its process: whether the caller, after the last
- * broadcast it rooted whose post staged the message (stages_bcast), left its core until its next
- * MPI call (it slept, as a rank waiting on an accelerator or on I/O does): NICOLL_IDLE_GAP_US or
- * more, in which it blocked and ran for less than half the time. (Less than half alone is not
- * enough: a computation that keeps its core but shares it with other processes' threads gets as
- * little; it is preempted, never blocked.) Its core then was the thread's, which may stage the next
- * such broadcast's message there, in the computation's window instead of the caller's call. */
-#define NICOLL_IDLE_GAP_US 20
-static struct timespec staged_at; /* tv_sec 0: the caller has been back since */
-static struct rusage staged_usage;
-static bool caller_idles;
+/* On a core the progress thread shares with its process, what the caller did after its last post
+ * that copies payloads the thread could copy later (nicoll_post's `copies`), until its next
+ * MPI call that progresses (nicoll's progress callback: its MPI_Wait, an MPI_Test, another
+ * collective). Back within NICOLL_CALLER_GAP_US: it waits at once, so the thread, woken only to
+ * post later, would post nothing the caller's wait does not, and its wake costs the call (2 ranks
+ * at real-time priority: 14-24 us, where the thread arms its timer; docs/measurements.md); the
+ * next such post is the caller's, made in its call. Back after that or later, having left its
+ * core (it blocked, and ran for less than half the time; read after a broadcast staged at normal
+ * priority only): it slept, as a rank waiting on an accelerator or on I/O does, and the thread may
+ * stage the next such broadcast in that window at once. (Less than half alone is not enough: a
+ * computation that keeps its core but shares it with other processes' threads gets as little; it
+ * is preempted, never blocked.) */
+#define NICOLL_CALLER_GAP_US 20
+static bool returning;             /* the call's post was such a post */
+static struct timespec posted_at; /* when the caller left that call; tv_sec 0: back since */
+static struct rusage posted_usage; /* its usage then, read where usage_read */
+static bool usage_read;
+static bool caller_waits, caller_idles;
 
 static long long us(struct timeval t)
 {
     return t.tv_sec * 1000000LL + t.tv_usec;
 }
 
-__attribute__((cold, noinline)) static void caller_returned(void)
+/* `progressed`: the caller's call progresses (it may wait); else it is the next post, which says
+ * nothing of waiting. */
+__attribute__((cold, noinline)) static void caller_returned(bool progressed)
 {
     struct timespec now;
-    struct rusage usage;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    getrusage(RUSAGE_THREAD, &usage);
-    const long long gap = (now.tv_sec - staged_at.tv_sec) * 1000000LL +
-                          (now.tv_nsec - staged_at.tv_nsec) / 1000,
-                    ran = us(usage.ru_utime) + us(usage.ru_stime) - us(staged_usage.ru_utime) -
-                          us(staged_usage.ru_stime);
-    caller_idles = gap >= NICOLL_IDLE_GAP_US && usage.ru_nvcsw > staged_usage.ru_nvcsw &&
-                   2 * ran < gap;
-    staged_at.tv_sec = 0;
+    const long long gap = (now.tv_sec - posted_at.tv_sec) * 1000000LL +
+                          (now.tv_nsec - posted_at.tv_nsec) / 1000;
+    if (progressed) {
+        caller_waits = gap < NICOLL_CALLER_GAP_US;
+    }
+    if (usage_read) {
+        struct rusage usage;
+        getrusage(RUSAGE_THREAD, &usage);
+        const long long ran = us(usage.ru_utime) + us(usage.ru_stime) -
+                              us(posted_usage.ru_utime) - us(posted_usage.ru_stime);
+        caller_idles = gap >= NICOLL_CALLER_GAP_US && usage.ru_nvcsw > posted_usage.ru_nvcsw &&
+                       2 * ran < gap;
+    }
+    posted_at.tv_sec = 0;
 }
 
 /* The caller is in an MPI call (nicoll's progress, a collective's post). */
-NICOLL_ALWAYS_INLINE void caller_back(void)
+NICOLL_ALWAYS_INLINE void caller_back(bool progressed)
 {
-    if (0 != staged_at.tv_sec) {
-        caller_returned();
+    if (0 != posted_at.tv_sec) {
+        caller_returned(progressed);
     }
 }
 
@@ -248,21 +262,27 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
 
 /* Whether the progress thread posts the collective rather than the caller (coll_nicoll_progress.c):
  * one it offloads, where it has a core of its own. On the core it shares with its process, a post
- * that copies payloads over NICOLL_INLINE_BYTES, which the thread can make in the computation's
- * window instead of the caller's call: an allgather's (its own block into place, the blocks
- * already there), and a broadcast's root's (it stages the message) where the thread runs at
- * real-time priority, which takes the core from a computation that keeps it, or where the caller
- * left its core the last time. (2 ranks, OSU's overlap loop, the time an iteration took beyond its
- * computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34 with the
- * thread, 11 runs alternating; its pure communication, waited for at once, took 1.1-1.6 times as
- * long. A root whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the thread
- * staging, 52 / 184 with the caller, 5 runs alternating, nicoll-bench --idle-compute. One whose
- * computation keeps the core, at real-time priority: MPI_Ibcast of 64 KiB-4 MiB 8-9 us, at normal
- * priority with the caller staging 20-240, 4 runs alternating; its pure communication 1.3-1.5
- * times as long up to 1 MiB. A broadcast's receivers already copy in that window, woken by the
- * root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us against
- * 12-18, 5 runs.) */
-static bool thread_posts(const nicoll_post_t *p, bool offloaded, bool stages)
+ * that copies payloads over NICOLL_INLINE_BYTES (`copies`), which the thread can make in the
+ * computation's window instead of the caller's call: an allgather's (its own block into place,
+ * the blocks already there), and a broadcast's root's (it stages the message) where the thread
+ * runs at real-time priority, which takes the core from a computation that keeps it, or where the
+ * caller left its core the last time. (2 ranks, OSU's overlap loop, the time an iteration took
+ * beyond its computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34
+ * with the thread, 11 runs alternating; its pure communication, waited for at once, took 1.1-1.6
+ * times as long. A root whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the
+ * thread staging, 52 / 184 with the caller, 5 runs alternating, nicoll-bench --idle-compute. One
+ * whose computation keeps the core, at real-time priority: MPI_Ibcast of 64 KiB-4 MiB 8-9 us, at
+ * normal priority with the caller staging 20-240, 4 runs alternating; its pure communication
+ * 1.3-1.5 times as long up to 1 MiB. A broadcast's receivers already copy in that window, woken
+ * by the root's packets, and the thread's post only held them up: MPI_Ibcast of 8-128 KiB 5-11 us
+ * against 12-18, 5 runs.) Not the posts it would delay, though, where the caller waited at once
+ * after the last such post (caller_returned): its wait would make the post, and the thread's wake
+ * only cost the call. (2 ranks at real-time priority, both computing, 8 runs alternating: waited
+ * for at once, MPI_Iallgather of 64 KiB / 256 KiB / 1 MiB took 55 / 100 / 224 us against 98 /
+ * 128 / 249 with the thread woken, MPI_Ibcast 41 / 72 / 157 against 58 / 103 / 185; in OSU's
+ * overlap loop an iteration's time beyond the computation 21-28 and 10-11 us against 25-61 and
+ * 8-9.) */
+static bool thread_posts(bool offloaded, bool copies, bool stages)
 {
     if (!offloaded) {
         return false;
@@ -270,9 +290,9 @@ static bool thread_posts(const nicoll_post_t *p, bool offloaded, bool stages)
     if (nicoll_spare_core()) {
         return true;
     }
-    caller_back();
-    return (NICSIM_COLL_ALLGATHER == p->coll && p->bytes > NICOLL_INLINE_BYTES) ||
-           (stages && (nicoll_progress_realtime || caller_idles));
+    caller_back(false);
+    return (copies && (!stages || nicoll_progress_realtime) && !caller_waits) ||
+           (stages && caller_idles);
 }
 
 NICOLL_HOT_PATH
@@ -280,8 +300,12 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
     const bool offloaded = offloads(req), stages = offloaded && stages_bcast(req, p);
+    /* A post, on a core the thread shares, that copies payloads the thread could copy later. */
+    const bool copies = stages || (offloaded && !nicoll_spare_core() &&
+                                   NICSIM_COLL_ALLGATHER == p->coll &&
+                                   p->bytes > NICOLL_INLINE_BYTES);
     nicsim_status_t s = NICSIM_OK;
-    if (thread_posts(p, offloaded, stages)) {
+    if (thread_posts(offloaded, copies, stages)) {
         req->post = *p;
         req->deferred = true;
         ++t->deferred;
@@ -289,12 +313,21 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
         post_deferred(t);
         s = engine_post(t->group, p, &req->engine);
     }
-    /* What the caller does with its core until it is back tells the next one (normal priority). */
-    if (stages && !nicoll_progress_realtime) {
-        clock_gettime(CLOCK_MONOTONIC, &staged_at);
-        getrusage(RUSAGE_THREAD, &staged_usage);
-    }
+    /* What the caller does once out of its call tells the next such post (caller_returned). */
+    returning = copies;
+    usage_read = stages && !nicoll_progress_realtime;
     return s;
+}
+
+void nicoll_call_returns(void)
+{
+    if (returning) {
+        returning = false;
+        clock_gettime(CLOCK_MONOTONIC, &posted_at);
+        if (usage_read) {
+            getrusage(RUSAGE_THREAD, &posted_usage);
+        }
+    }
 }
 
 /* NICSIM_OK once the engine is done with the request and every payload the transport sent from
@@ -397,7 +430,7 @@ static int progress(void)
         return 0; /* (a release of ours waits for PML requests under the lock) */
     }
     progressing = true;
-    caller_back();
+    caller_back(true);
     const unsigned long long moved_before = nicoll_packets_moved();
     nicoll_request_t *done = NULL, **done_tail = &done;
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
