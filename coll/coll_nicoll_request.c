@@ -197,9 +197,9 @@ static void post_deferred(nicoll_transport_t *t)
  * collective). Back within NICOLL_CALLER_GAP_US: it waits at once, so the thread, woken only to
  * post later, would post nothing the caller's wait does not, and its wake costs the call (2 ranks
  * at real-time priority: 14-24 us, where the thread arms its timer; docs/measurements.md); the
- * next such post is the caller's, made in its call. Back after that or later, having left its
- * core (it blocked, and ran for less than half the time; read after a broadcast staged at normal
- * priority only): it slept, as a rank waiting on an accelerator or on I/O does, and the thread may
+ * next such post is the caller's, made in its call. Back NICOLL_CALLER_GAP_US or more after, having
+ * left its core (it blocked, and ran for less than half the time; read after a broadcast staged at
+ * normal priority only): it slept, as a rank waiting on an accelerator or on I/O does, and the thread may
  * stage the next such broadcast in that window at once. (Less than half alone is not enough: a
  * computation that keeps its core but shares it with other processes' threads gets as little; it
  * is preempted, never blocked.) */
