@@ -191,18 +191,18 @@ static void post_deferred(nicoll_transport_t *t)
     }
 }
 
-/* On a core the progress thread shares with its process, what the caller did after its last post
- * that copies payloads the thread could copy later (nicoll_post's `copies`), until its next
- * MPI call that progresses (nicoll's progress callback: its MPI_Wait, an MPI_Test, another
+/* On a core the progress thread shares with its process, what the caller did after its last
+ * post that copies payloads the thread could copy later (nicoll_post's `copies`), until its
+ * next MPI call that progresses (nicoll's progress callback: its MPI_Wait, an MPI_Test, another
  * collective). Back within NICOLL_CALLER_GAP_US: it waits at once, so the thread, woken only to
- * post later, would post nothing the caller's wait does not, and its wake costs the call (2 ranks
- * at real-time priority: 14-24 us, where the thread arms its timer; docs/measurements.md); the
- * next such post is the caller's, made in its call. Back NICOLL_CALLER_GAP_US or more after, having
- * left its core (it blocked, and ran for less than half the time; read after a broadcast staged at
- * normal priority only): it slept, as a rank waiting on an accelerator or on I/O does, and the thread may
- * stage the next such broadcast in that window at once. (Less than half alone is not enough: a
- * computation that keeps its core but shares it with other processes' threads gets as little; it
- * is preempted, never blocked.) */
+ * post later, would post nothing the caller's wait does not, and its wake costs the call (2
+ * ranks at real-time priority: 14-24 us, where the thread arms its timer;
+ * docs/measurements.md); the next such post is the caller's, made in its call. Back
+ * NICOLL_CALLER_GAP_US or more after, having left its core (it blocked, and ran for less than
+ * half the time; read after a broadcast staged at normal priority only): it slept, as a rank
+ * waiting on an accelerator or on I/O does, and the thread may stage the next such broadcast in
+ * that window at once. (Less than half alone is not enough: a computation that keeps its core
+ * but shares it with other processes' threads gets as little; it is preempted, never blocked.) */
 #define NICOLL_CALLER_GAP_US 20
 static bool returning;             /* the call's post was such a post */
 static struct timespec posted_at; /* when the caller left that call; tv_sec 0: back since */
