@@ -436,6 +436,8 @@ typedef struct nicoll_request {
                                     * in place may be out then), or the error that failed it */
     bool offloaded;            /* its communication was over with no MPI call after its start */
     bool deferred;             /* `post` is the progress thread's to make: not posted yet */
+    bool delayed;              /* (deferred) the thread makes it NICOLL_PROGRESS_POST_DELAY_US
+                                * after the call, the caller back in its computation */
     nicoll_post_t post;
     void *packed;              /* the engine's buffer when the user's is not contiguous, or NULL */
     void *unpack_to;           /* when not NULL: unpack `packed` into it on completion */
@@ -470,8 +472,8 @@ void nicoll_release_retired(nicoll_transport_t *t);
  * them is still in progress. */
 void nicoll_requests_post_deferred(void);
 bool nicoll_requests_advance(void);
-/* Under the lock: whether a post the progress thread delays is not made yet (on a core it shares:
- * an allgather's, and at real-time priority a broadcast root's; coll_nicoll_progress.c). */
+/* Under the lock: whether a post the progress thread delays is not made yet (on a core it shares;
+ * nicoll_post says which, coll_nicoll_progress.c how long). */
 bool nicoll_requests_delayed(void);
 /* Engine packets this process has handed to its transports or taken from them. */
 unsigned long long nicoll_packets_moved(void);

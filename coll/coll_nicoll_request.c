@@ -208,7 +208,7 @@ static bool returning;             /* the call's post was such a post */
 static struct timespec posted_at; /* when the caller left that call; tv_sec 0: back since */
 static struct rusage posted_usage; /* its usage then, read where usage_read */
 static bool usage_read;
-static bool caller_waits, caller_idles;
+static bool waited_at_once, caller_idles;
 
 static long long us(struct timeval t)
 {
@@ -224,7 +224,7 @@ __attribute__((cold, noinline)) static void caller_returned(bool progressed)
     const long long gap = (now.tv_sec - posted_at.tv_sec) * 1000000LL +
                           (now.tv_nsec - posted_at.tv_nsec) / 1000;
     if (progressed) {
-        caller_waits = gap < NICOLL_CALLER_GAP_US;
+        waited_at_once = gap < NICOLL_CALLER_GAP_US;
     }
     if (usage_read) {
         struct rusage usage;
@@ -262,11 +262,12 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
 
 /* Whether the progress thread posts the collective rather than the caller (coll_nicoll_progress.c):
  * one it offloads, where it has a core of its own. On the core it shares with its process, a post
- * that copies payloads over NICOLL_INLINE_BYTES (`copies`), which the thread can make in the
- * computation's window instead of the caller's call: an allgather's (its own block into place,
- * the blocks already there), and a broadcast's root's (it stages the message) where the thread
- * runs at real-time priority, which takes the core from a computation that keeps it, or where the
- * caller left its core the last time. (2 ranks, OSU's overlap loop, the time an iteration took
+ * that copies payloads over NICOLL_INLINE_BYTES, which the thread can make in the computation's
+ * window instead of the caller's call: an allgather's (its own block into place, the blocks
+ * already there), and a broadcast's root's (it stages the message) where the thread runs at
+ * real-time priority, which takes the core from a computation that keeps it (those it makes
+ * NICOLL_PROGRESS_POST_DELAY_US after the call: `delayed`), or, at once, where the caller left
+ * its core the last time. (2 ranks, OSU's overlap loop, the time an iteration took
  * beyond its computation: MPI_Iallgather of 16-128 KiB 30-75 us with the caller posting, 14-34
  * with the thread, 11 runs alternating; its pure communication, waited for at once, took 1.1-1.6
  * times as long. A root whose computation sleeps: MPI_Ibcast of 1 / 4 MiB 18 / 50 us with the
@@ -282,7 +283,7 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
  * 128 / 249 with the thread woken, MPI_Ibcast 41 / 72 / 157 against 58 / 103 / 185; in OSU's
  * overlap loop an iteration's time beyond the computation 21-28 and 10-11 us against 25-61 and
  * 8-9.) */
-static bool thread_posts(bool offloaded, bool copies, bool stages)
+static bool thread_posts(bool offloaded, bool delayed, bool stages)
 {
     if (!offloaded) {
         return false;
@@ -291,8 +292,7 @@ static bool thread_posts(bool offloaded, bool copies, bool stages)
         return true;
     }
     caller_back(false);
-    return (copies && (!stages || nicoll_progress_realtime) && !caller_waits) ||
-           (stages && caller_idles);
+    return (delayed && !waited_at_once) || (stages && caller_idles);
 }
 
 NICOLL_HOT_PATH
@@ -300,14 +300,17 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
 {
     nicoll_transport_t *t = &req->module->transport;
     const bool offloaded = offloads(req), stages = offloaded && stages_bcast(req, p);
-    /* A post, on a core the thread shares, that copies payloads the thread could copy later. */
+    /* A post, on a core the thread shares, that copies payloads the thread could copy later; of
+     * them, those the thread makes later (thread_posts). */
     const bool copies = stages || (offloaded && !nicoll_spare_core() &&
                                    NICSIM_COLL_ALLGATHER == p->coll &&
-                                   p->bytes > NICOLL_INLINE_BYTES);
+                                   p->bytes > NICOLL_INLINE_BYTES),
+               delayed = copies && (!stages || nicoll_progress_realtime);
     nicsim_status_t s = NICSIM_OK;
-    if (thread_posts(offloaded, copies, stages)) {
+    if (thread_posts(offloaded, delayed, stages)) {
         req->post = *p;
         req->deferred = true;
+        req->delayed = delayed;
         ++t->deferred;
     } else {
         post_deferred(t);
@@ -383,8 +386,7 @@ void nicoll_requests_post_deferred(void)
 bool nicoll_requests_delayed(void)
 {
     for (nicoll_request_t *req = active_head; NULL != req; req = req->next) {
-        if (req->deferred &&
-            (NICSIM_COLL_ALLGATHER == req->post.coll || nicoll_progress_realtime)) {
+        if (req->deferred && req->delayed) {
             return true;
         }
     }
