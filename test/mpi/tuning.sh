@@ -42,6 +42,8 @@ ran_only() {
     others=$(printf '%s\n' "$counters" | awk -v a="$2" '{ for (i = 1; i < NF; i += 2) if ($i != a) n += $(i + 1) } END { print n + 0 }')
     mine=$(printf '%s\n' "$counters" | awk -v a="$2" '{ for (i = 1; i < NF; i += 2) if ($i == a) print $(i + 1) }')
     echo "# $1 $2: $n of $all decisions, run by nicoll (rank 0): ${calls:-none}; counters:$counters"
+    # (a job that printed no decision at all: what it printed instead, to tell why)
+    [ "$all" -gt 0 ] || tail -n 15 "$log" | sed 's/^/#   /'
     # nicoll-bench's own bcasts (of its parameters) count too: at least every benchmarked call
     [ "$n" -gt 0 ] && [ "$n" -eq "$all" ] && [ -n "$calls" ] && [ "${calls% *}" -ge "${calls#* }" ] &&
         [ "${mine:-0}" -gt 0 ] && [ "$others" -eq 0 ]
