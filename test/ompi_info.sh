@@ -17,7 +17,7 @@ check "barrier_algorithm help names the engine's algorithms" \
 check "bcast_algorithm help names the engine's tree shapes" \
     sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "binomial, binary, chain, flat, kbinomial"' _ "$params"
 check "allgather_algorithm help names the engine's NIC-based algorithms only" \
-    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "auto (the tuning table.s rule, else rd while the result fits in one packet, else ab), rd, ab (see"' _ "$params"
+    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "auto (the tuning table.s rule, else rd while the result fits in one packet, else ab), rd, ab, flat (see"' _ "$params"
 
 bad=$(mpirun_test -np 2 --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_barrier_algorithm bogus \
           "$top_builddir/test/mpi/test_barrier" 10 2>&1)

@@ -8,7 +8,7 @@
 namespace nicsim::plan {
 
 std::span<const AllgatherAlgorithm> allgather_algorithms() {
-    static constexpr std::array<AllgatherAlgorithm, 4> table{{
+    static constexpr std::array<AllgatherAlgorithm, 5> table{{
         {"rd",
          "NIC recursive doubling (Yu et al.): exchange with rank XOR 2^k, each step's blocks "
          "combined into MTU packets; ranks beyond a power of two fold in and out",
@@ -17,6 +17,10 @@ std::span<const AllgatherAlgorithm> allgather_algorithms() {
          "NIC all-to-all broadcast with hopping packets (Yu et al.): each block follows its "
          "origin's binomial tree, forwarded packet by packet; ceil(log2 N) hops",
          false, false, allgather_all_to_all},
+        {"flat",
+         "every rank sends its own block straight to every other rank, all at once: N - 1 "
+         "packets, none forwarded",
+         false, false, allgather_flat},
         {"host-rd", "host-based recursive doubling, Yu et al.'s baseline: the rd schedule", true,
          true, allgather_recursive_doubling},
         {"host-ring", "host-based ring: N - 1 steps, each passing one block to rank + 1", true,

@@ -10,11 +10,13 @@
 // carries only blocks its rank held when the step began (its own and those received at earlier
 // steps), every send is matched by a receive of the same blocks at the same step, so both sides
 // cut it into the same packets (pack()), and no rank receives a block twice. Every peer a
-// schedule names is in the rank's binomial group (group.h), except over nodes (node_allgather()).
+// schedule names is in the rank's binomial group (group.h), except flat's, which names every
+// rank, and over nodes (node_allgather()).
 //
 //   algorithm   steps, N = 2^m   other N             a step                     packets
 //   rd          m                floor(log2 N) + 2   exchange with rank ^ 2^k   combined
 //   ab          m                ceil(log2 N)        to rank + 2^k, from - 2^k  one origin each
+//   flat        N - 1            N - 1               to rank + d, from - d      one origin each
 //   host-rd     as rd, each step driven by the host (Yu et al.'s baseline)
 //   host-ring   N - 1            N - 1               one block to rank + 1      combined
 //
@@ -24,6 +26,9 @@
 //
 // Yu et al. §6: rd wins for small blocks, whose log N steps fit in few packets; ab wins for large
 // ones, where combining no longer saves packets and forwarding each packet as it arrives does.
+// flat forwards nothing: each rank sends its own block to every other at once, N - 1 packets that
+// wait for no step. Where processes share cores, a rank then waits for no peer to be scheduled
+// twice (4 oversubscribed ranks on one node: docs/measurements.md).
 #pragma once
 
 #include <cstdint>
@@ -81,6 +86,7 @@ const AllgatherAlgorithm* find_allgather_algorithm(std::string_view name);
 AllgatherSchedule allgather_recursive_doubling(Rank rank, Rank size);  // rd, host-rd
 AllgatherSchedule allgather_all_to_all(Rank rank, Rank size);          // ab
 AllgatherSchedule allgather_ring(Rank rank, Rank size);                // host-ring
+AllgatherSchedule allgather_flat(Rank rank, Rank size);                // flat
 
 // The allgather over nodes (allgather_nodes.cc) for `rank`: ranks whose node_of (by rank) is the
 // same share a node, its members in their `order`. Every block crosses into each other node once.

@@ -12,7 +12,8 @@
 //   2    4    3                          1
 //
 // up[k] are the rank's children and down[k] its parents in the binomial trees of all roots; every
-// allgather schedule (allgather.h) names only these peers, so the NIC needs no other rank table.
+// allgather schedule (allgather.h) but flat's names only these peers, so the NIC needs no other
+// rank table.
 // The same rank may appear twice (N = 2: up[0] == down[0]), which is cheaper than deduplicating.
 #pragma once
 

@@ -57,7 +57,7 @@ constexpr OptionSpec kSkewOpt{"--skew", "US", "one host, drawn with the seed, po
 constexpr OptionSpec kSeedOpt{"--seed", "S", "the model's seed (losses, the late host, an irregular topology); default: the model's"};
 constexpr std::array kAllgatherOpts = {kPresetOpt, kNodesOpt, kSetOpt,
     OptionSpec{"--bytes", "B", "each node's block in bytes (default 0)"},
-    OptionSpec{"--algorithm", "A", "rd|ab|host-rd|host-ring: NIC-based recursive doubling or all-to-all broadcast, or a host-based baseline (default rd)"},
+    OptionSpec{"--algorithm", "A", "rd|ab|flat|host-rd|host-ring: NIC-based recursive doubling, all-to-all broadcast or flat (each block straight to every node), or a host-based baseline (default rd)"},
     OptionSpec{"--loss", "RATE", "probability that the network loses an allgather packet or NACK (NIC-based only; default 0)"},
     kSkewOpt, kSeedOpt, kJsonOpt, kTraceOpt, kHelpOpt};
 constexpr std::array kBarrierOpts = {kPresetOpt, kNodesOpt, kSetOpt,

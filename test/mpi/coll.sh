@@ -85,11 +85,11 @@ packet_sizes() { # SIZE NP
 runs='1 auto      auto auto auto               auto  auto auto caller -
 2 kbinomial 1    rd   dissemination      1000  1    auto thread -
 2 auto      auto ab   auto               auto  auto pml  caller -
-3 binomial  auto ab   recursive_doubling 4096  2    pml  auto   -
-4 kbinomial 2    ab   dissemination      65536 16   shm  thread -
+3 binomial  auto flat recursive_doubling 4096  2    pml  auto   -
+4 kbinomial 2    flat dissemination      65536 16   shm  thread -
 5 chain     auto rd   recursive_doubling 1000  3    auto caller -
 6 kbinomial auto auto dissemination      4096  1    pml  thread -
-7 flat      auto rd   tree               auto  1    auto auto   -
+7 flat      auto flat tree               auto  1    auto auto   -
 8 kbinomial 3    ab   recursive_doubling 1000  1    shm  thread -
 8 chain     auto rd   dissemination      4096  1    pml  caller -
 6 binary    auto ab   recursive_doubling 65536 1    auto thread -
@@ -98,6 +98,7 @@ runs='1 auto      auto auto auto               auto  auto auto caller -
 3 flat      auto ab   auto               3145728 2  shm  thread -
 2 auto      auto auto auto               auto  auto ucx  thread -
 3 binomial  auto ab   recursive_doubling 4096  2    ucx  caller -
+4 binomial  auto flat recursive_doubling 4096  2    ucx  caller -
 4 kbinomial 2    rd   dissemination      65536 4    ucx  thread -
 5 kbinomial 7    auto auto               auto  16   auto auto   nicoll,tuned,basic,libnbc,self'
 # The several-MB message of test_coll (--large) for a run: 16 windows' worth of bytes where the

@@ -24,15 +24,16 @@ mpirun_timeout=${NICOLL_TEST_TIMEOUT:-150}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# run NODES SLOTS MAP TRANSPORT PACKET CREDITS [PROGRESS]
+# run NODES SLOTS MAP TRANSPORT PACKET CREDITS [PROGRESS [ALLGATHER]]
 run() {
-    progress=${7:-auto}
-    label="$1x$2 by $3, transport $4, packets $5, credits $6, progress $progress:"
+    progress=${7:-auto} allgather=${8:-auto}
+    label="$1x$2 by $3, transport $4, packets $5, credits $6, progress $progress, allgather $allgather:"
     started=$(date +%s)
     mpirun_nodes "$1" "$2" -np $(($1 * $2)) --map-by "$3" -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo \
         --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_verbose 10 \
         --mca coll_nicoll_transport "$4" --mca coll_nicoll_packet_size "$5" \
         --mca coll_nicoll_credits "$6" --mca coll_nicoll_progress "$progress" \
+        --mca coll_nicoll_allgather_algorithm "$allgather" \
         "$program" --expect-nicoll --nodes "$1" --packet-size "$([ "$5" = auto ] && echo 65536 || echo "$5")" \
         --large 300000 >"$log" 2>&1 </dev/null
     status=$?
@@ -73,6 +74,8 @@ run 2 3 slot auto 4096 1
 run 2 2 node ucx 65536 1
 run 2 2 slot auto auto auto thread
 run 3 2 node auto 4096 2 thread
+run 2 2 node auto auto auto auto flat
+run 2 3 slot ucx 4096 2 caller flat
 
 # test_coll's offload section (coll.sh) across nodes: 2x2 by node, a chain 0 -> 1 -> 2 -> 3 in
 # which every hop crosses between the nodes over UCX, so a late rank's thread forwards only when

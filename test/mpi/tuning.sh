@@ -65,7 +65,7 @@ grep '^not ok' "$log" | head -5 | sed 's/^/# /'
 check "broken file: every test_coll check passes on the embedded default (4 ranks)" all_passed
 
 # 2. A file forcing each algorithm.
-for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial allgather:rd allgather:ab \
+for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial allgather:rd allgather:ab allgather:flat \
             barrier:dissemination barrier:recursive_doubling barrier:tree ibcast:chain \
             iallgather:ab ibarrier:recursive_doubling ibarrier:tree; do
     coll=${case%%:*} algorithm=${case#*:}
@@ -161,9 +161,9 @@ measured() {
     "$tune" validate "$dir/measured.json" | grep -q ": valid, " &&
         grep -q '"bcast np 2 4096 B kbinomial k=2 packet=1k": [0-9.]*' "$dir/measured.json" &&
         grep -q '"allgather np 2 4096 B ab packet=1k": [0-9.]*' "$dir/measured.json" &&
-        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 19/19  done in '
+        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 21/21  done in '
 }
-check "generate --measure: 19 runs (2 packet sizes x 8 data candidates + 3 barriers), progress to done, a valid file" measured
+check "generate --measure: 21 runs (2 packet sizes x 9 data candidates + 3 barriers), progress to done, a valid file" measured
 # 6. generate --measure over 2 emulated nodes of 2 slots (test/lib.sh's set-up): 2 ranks fill
 # one node, 4 both; the 4-rank rules hold only over several nodes, with auto for one node.
 if why=$(nodes_unavailable); then

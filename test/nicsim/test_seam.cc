@@ -223,7 +223,7 @@ TEST(Seam, AllgathersDecideTheSameOnBothFabrics) {
     Seen seen;
     const std::uint64_t mtu = static_cast<std::uint64_t>(seam_model(2).mtu);
     for (Rank n = 2; n <= 16; ++n) {
-        for (const char* name : {"rd", "ab"}) {
+        for (const char* name : {"rd", "ab", "flat"}) {
             const plan::AllgatherAlgorithm* a = plan::find_allgather_algorithm(name);
             ASSERT_NE(a, nullptr);
             for (const std::uint64_t block : {std::uint64_t{4}, mtu, 3 * mtu + 5}) {

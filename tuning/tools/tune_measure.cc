@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 
+#include "plan/allgather.h"
 #include "plan/barrier.h"
 #include "plan/tree.h"
 #include "tune.h"
@@ -214,9 +215,11 @@ int cmd_generate_measure(const Args& args) {
             candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm",
                                   std::string(shape.name), 0, p});
         }
-        for (const char* a : {"rd", "ab"})
-            candidates.push_back(
-                {tuning::Section::Allgather, "allgather", "allgather_algorithm", a, 0, p});
+        for (const nicsim::plan::AllgatherAlgorithm& a : nicsim::plan::allgather_algorithms()) {
+            if (a.on_host) continue;  // the simulator's baselines
+            candidates.push_back({tuning::Section::Allgather, "allgather", "allgather_algorithm",
+                                  std::string(a.name), 0, p});
+        }
     }
     for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
         candidates.push_back({tuning::Section::Barrier, "barrier", "barrier_algorithm",

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "plan/allgather.h"
 #include "plan/barrier.h"
 #include "plan/tree.h"
 #include "sim/bcast.h"
@@ -122,7 +123,9 @@ int cmd_generate_model(const Args& args) {
         for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
             known.emplace_back(shape.name);
         }
-        known.insert(known.end(), {"rd", "ab"});
+        for (const nicsim::plan::AllgatherAlgorithm& a : nicsim::plan::allgather_algorithms()) {
+            if (!a.on_host) known.emplace_back(a.name);
+        }
         for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
             known.emplace_back(a.name);
         }
@@ -197,8 +200,10 @@ int cmd_generate_model(const Args& args) {
                             }
                         }
                     } else if (s == tuning::Section::Allgather) {
-                        for (const char* a : {"rd", "ab"}) {
-                            if (!wanted(a)) continue;
+                        for (const nicsim::plan::AllgatherAlgorithm& algorithm :
+                             nicsim::plan::allgather_algorithms()) {
+                            const std::string a(algorithm.name);
+                            if (algorithm.on_host || !wanted(a)) continue;
                             nicsim::sim::CollectiveSpec spec;
                             spec.model = m;
                             spec.algorithm = a;

@@ -449,7 +449,8 @@ TEST_P(AllgatherAgents, EveryRankGetsEveryBlockExactlyOnce) {
 
 INSTANTIATE_TEST_SUITE_P(
     Sample, AllgatherAgents,
-    testing::Combine(testing::Values(std::string_view("rd"), std::string_view("ab")),
+    testing::Combine(testing::Values(std::string_view("rd"), std::string_view("ab"),
+                                     std::string_view("flat")),
                      testing::Values(0.0, 0.01, 0.05), testing::Bool()),
     [](const auto& info) {
         return std::string(std::get<0>(info.param)) + "_loss" +
@@ -504,7 +505,7 @@ TEST_P(AllgatherAlgorithms, PacketsNoChannelCouldKeepAreAskedForOncePosted) {
     EXPECT_GT(cluster.agent(0).stats().nacks_sent, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Both, AllgatherAlgorithms, testing::Values("rd", "ab"),
+INSTANTIATE_TEST_SUITE_P(Each, AllgatherAlgorithms, testing::Values("rd", "ab", "flat"),
                          [](const auto& info) { return std::string(info.param); });
 
 bool is_data(const Wire& w, Rank src, Rank dst) {
@@ -767,7 +768,7 @@ TEST(AllgatherOp, ModelsTimeWithEmptyPayloads) {
 }
 
 TEST(AllgatherOp, AGroupOfOneIsCompleteAtOnce) {
-    for (const auto& name : {"rd", "ab"}) {
+    for (const auto& name : {"rd", "ab", "flat"}) {
         Recorder fabric;
         Agent agent(0, 1, fabric);
         std::vector<std::byte> result(7, std::byte{3});

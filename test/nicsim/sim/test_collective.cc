@@ -66,7 +66,7 @@ TEST_P(Allgathers, EveryNodeGetsEveryByteInPlace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, Allgathers,
-                         testing::Combine(testing::Values("rd", "ab"),
+                         testing::Combine(testing::Values("rd", "ab", "flat"),
                                           testing::Values(0.0, 0.01, 0.05),
                                           testing::Range<std::uint64_t>(1, 9)));
 
@@ -114,7 +114,7 @@ TEST(Allgather, FoldedRanksOfMultiPacketStepsFinishWithoutANackStorm) {
 }
 
 TEST(Allgather, AHostOneMillisecondLateLosesNothing) {
-    for (const char* algorithm : {"rd", "ab"}) {
+    for (const char* algorithm : {"rd", "ab", "flat"}) {
         CollectiveSpec spec = gm(16, 6000, algorithm);
         spec.skew_us = 1000;
         spec.payloads = true;
