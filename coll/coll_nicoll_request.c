@@ -533,8 +533,8 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
          * packets only in Open MPI's progress, so it runs every round where a peer is reached
          * through it; and so it does where one is reached through UCX: a packet from another
          * node takes microseconds, which a waiting rank spends better giving its core to the one
-         * that forwards it than polling (docs/measurements.md: small broadcasts on emulated nodes
-         * 0.52-0.95 times coll/tuned's time against 0.95-1.50 polling 16 rounds per yield). */
+         * that forwards it than polling (small broadcasts on emulated nodes 0.52-0.95 times
+         * coll/tuned's time against 0.95-1.50 polling 16 rounds per yield). */
         const unsigned every = t->pml_peers > 0 || NULL != t->ucx ? 1 : polls_per_progress();
         if (nicoll_locking) {
             nicoll_progress_caller_polls(t, true);

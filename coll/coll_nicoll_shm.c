@@ -339,7 +339,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
          * in by the sender and out by the receiver at once, on two cores: two copies in
          * parallel beat one process_vm_readv, which pins every page it reads (2 ranks with a
          * core each, 1 MiB broadcast in 1 MiB packets: 73 us staged against 105 read in place,
-         * 16 KiB 1.4 against 4.2; docs/measurements.md). Larger payloads are read in place. */
+         * 16 KiB 1.4 against 4.2). Larger payloads are read in place. */
         s->stage_limit =
             0 == s->stage_bytes ? 0 : s->stage_bytes / 2 - sizeof(nicoll_shm_chunk_t);
         /* rings, doorbells, then the staging areas, which are allocated as they are first used */

@@ -41,8 +41,8 @@
 #define AM_ID 0x6e /* nicoll's active-message handler on the process's worker */
 /* Payloads up to this size go eagerly, whatever UCX's own threshold. A rendezvous costs round
  * trips, each of which waits for the peer's next poll: over tcp, between ranks sharing cores,
- * eager 16-256 KiB payloads measured 1.4-2.7x faster than UCX's default choice (docs/
- * measurements.md); above it, the rendezvous's single copy wins. */
+ * eager 16-256 KiB payloads measured 1.4-2.7x faster than UCX's default choice; above it, the
+ * rendezvous's single copy wins. */
 #define EAGER_BYTES (256u << 10)
 
 /* What travels in an active message's user header. */
