@@ -65,9 +65,10 @@ grep '^not ok' "$log" | head -5 | sed 's/^/# /'
 check "broken file: every test_coll check passes on the embedded default (4 ranks)" all_passed
 
 # 2. A file forcing each algorithm.
-for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial allgather:rd allgather:ab allgather:flat \
-            barrier:dissemination barrier:recursive_doubling barrier:tree ibcast:chain \
-            iallgather:ab ibarrier:recursive_doubling ibarrier:tree; do
+for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial \
+            allgather:rd allgather:ab allgather:flat barrier:dissemination \
+            barrier:recursive_doubling barrier:tree ibcast:chain iallgather:ab \
+            ibarrier:recursive_doubling ibarrier:tree; do
     coll=${case%%:*} algorithm=${case#*:}
     # a nonblocking collective's blocking form too, which nicoll-bench itself calls (bcast)
     forcing "$algorithm" "$dir/force.json" "$coll" $([ "$coll" = "${coll#i}" ] || echo "${coll#i}")

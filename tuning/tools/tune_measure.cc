@@ -15,7 +15,7 @@
 #include <map>
 #include <sstream>
 
-#include "plan/allgather.h"
+#include "nicsim/nicsim.h"
 #include "plan/barrier.h"
 #include "plan/tree.h"
 #include "tune.h"
@@ -215,10 +215,9 @@ int cmd_generate_measure(const Args& args) {
             candidates.push_back({tuning::Section::Bcast, "bcast", "bcast_algorithm",
                                   std::string(shape.name), 0, p});
         }
-        for (const nicsim::plan::AllgatherAlgorithm& a : nicsim::plan::allgather_algorithms()) {
-            if (a.on_host) continue;  // the simulator's baselines
+        for (int a = 0; a < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER); ++a) {
             candidates.push_back({tuning::Section::Allgather, "allgather", "allgather_algorithm",
-                                  std::string(a.name), 0, p});
+                                  nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, a), 0, p});
         }
     }
     for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "plan/allgather.h"
+#include "nicsim/nicsim.h"
 #include "plan/barrier.h"
 #include "plan/tree.h"
 #include "sim/bcast.h"
@@ -123,8 +123,8 @@ int cmd_generate_model(const Args& args) {
         for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
             known.emplace_back(shape.name);
         }
-        for (const nicsim::plan::AllgatherAlgorithm& a : nicsim::plan::allgather_algorithms()) {
-            if (!a.on_host) known.emplace_back(a.name);
+        for (int a = 0; a < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER); ++a) {
+            known.emplace_back(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, a));
         }
         for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
             known.emplace_back(a.name);
@@ -200,10 +200,10 @@ int cmd_generate_model(const Args& args) {
                             }
                         }
                     } else if (s == tuning::Section::Allgather) {
-                        for (const nicsim::plan::AllgatherAlgorithm& algorithm :
-                             nicsim::plan::allgather_algorithms()) {
-                            const std::string a(algorithm.name);
-                            if (algorithm.on_host || !wanted(a)) continue;
+                        for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER);
+                             ++i) {
+                            const std::string a(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, i));
+                            if (!wanted(a)) continue;
                             nicsim::sim::CollectiveSpec spec;
                             spec.model = m;
                             spec.algorithm = a;
