@@ -161,6 +161,16 @@ static int report(int ok, const char *what)
     return tap_report(ok, what);
 }
 
+/* A communicator the test needs could not be made (a collective inside MPI_Comm_split or
+ * MPI_Comm_dup failed, errors being returned): nothing after it can run on every rank alike. */
+static void must_make(int rc, const char *what)
+{
+    if (MPI_SUCCESS != rc) {
+        complain("%s failed (MPI error %d); the test stops here", what, rc);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 /* splitmix64: the same sequence on every rank for the same seed */
 static uint64_t next_random(uint64_t *state)
 {
@@ -1042,7 +1052,9 @@ static void section_soak(const comm_info_t *world)
         /* every rank draws the same numbers, then picks its own color and key from them */
         int mine = (color + world_rank * (draw | 1)) % 4;
         int key = (int) ((unsigned) (world_rank * 7919 + draw) % 100003u);
-        MPI_Comm_split(MPI_COMM_WORLD, 3 == mine ? MPI_UNDEFINED : mine, key, &comms[i].comm);
+        must_make(MPI_Comm_split(MPI_COMM_WORLD, 3 == mine ? MPI_UNDEFINED : mine, key,
+                                 &comms[i].comm),
+                  "the soak's MPI_Comm_split");
         comms[i].name = "random split";
         if (MPI_COMM_NULL != comms[i].comm) {
             MPI_Comm_set_errhandler(comms[i].comm, MPI_ERRORS_RETURN);
@@ -1311,7 +1323,8 @@ static void check_nodes(void)
 {
     MPI_Comm node;
     int node_rank, node_size, nodes = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    must_make(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+              "MPI_Comm_split_type");
     MPI_Comm_rank(node, &node_rank);
     MPI_Comm_size(node, &node_size);
     const int first = 0 == node_rank ? node_size : 0;
@@ -1467,11 +1480,13 @@ int main(int argc, char **argv)
     /* Every communicator first: creating one runs collectives that the counters must not see. */
     MPI_Comm odd = MPI_COMM_NULL, dup1, dup2, halves;
     int left_out = 0 == world_size % 2 ? world_size / 2 : -1; /* makes the split's size odd */
-    MPI_Comm_split(MPI_COMM_WORLD, world_rank == left_out ? MPI_UNDEFINED : 0,
-                   world_size - world_rank, &odd);
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup1);
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
-    MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank, &halves);
+    must_make(MPI_Comm_split(MPI_COMM_WORLD, world_rank == left_out ? MPI_UNDEFINED : 0,
+                             world_size - world_rank, &odd),
+              "MPI_Comm_split (the odd split)");
+    must_make(MPI_Comm_dup(MPI_COMM_WORLD, &dup1), "MPI_Comm_dup");
+    must_make(MPI_Comm_dup(MPI_COMM_WORLD, &dup2), "MPI_Comm_dup");
+    must_make(MPI_Comm_split(MPI_COMM_WORLD, world_rank % 2, world_rank, &halves),
+              "MPI_Comm_split (the halves)");
     comm_info_t comms[5] = {{MPI_COMM_WORLD, "MPI_COMM_WORLD", 0, 0},
                             {odd, "odd split (reversed)", 0, 0},
                             {dup1, "dup 1", 0, 0},
