@@ -47,7 +47,7 @@ WANT
 check "show: the MCA variable overrides the file (ibcast borrowing bcast's rules)" diff "$dir/want" "$dir/out"
 "$tune" show --file - --coll barrier --comm-size 4 >"$dir/out" 2>&1
 check "show without a file: the embedded default's rule" grep -q "^  algorithm    [a-z_]* *from rule embedded default barrier\[" "$dir/out"
-check "the embedded default's rules for 5-16 ranks of one node (flat) stay on one node" \
+check "the embedded default's rules for 5-32 ranks of one node (flat) stay on one node" \
     sh -c 'for c in bcast allgather; do
                "$1" show --file - --coll $c --comm-size 8 --bytes 1k --nodes 1 --ppn 8 |
                    grep -q "^  algorithm    flat *from rule embedded default" &&
