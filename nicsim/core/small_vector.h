@@ -31,7 +31,16 @@ public:
         assign(first, last);
     }
     SmallVector(std::initializer_list<T> items) { assign(items.begin(), items.end()); }
-    SmallVector(const SmallVector& other) { assign(other.begin(), other.end()); }
+    SmallVector(const SmallVector& other) {
+        if constexpr (!kHolds) {  // inline trivially copyable elements: the slots at once
+            if (!other.heap_) {
+                inline_ = other.inline_;
+                size_ = other.size_;
+                return;
+            }
+        }
+        assign(other.begin(), other.end());
+    }
     SmallVector(SmallVector&& other) noexcept { take(other); }
     SmallVector& operator=(const SmallVector& other) {
         if (this != &other) assign(other.begin(), other.end());

@@ -83,53 +83,49 @@ Status Agent::post_barrier(const plan::BarrierAlgorithm& algorithm, Seq* seq) {
     return start(make_op<BarrierOp>(next_seq_, *steps, *nic_), seq);
 }
 
-const plan::Tree& Agent::build_tree(const plan::TreeShape& shape, std::uint64_t key, int k,
-                                    Rank root) {
-    auto it = trees_.find(key);
-    if (it == trees_.end()) {
+const TreePlace& Agent::build_place(const plan::TreeShape& shape, std::size_t index,
+                                    std::uint64_t key, int k, Rank root) {
+    auto it = places_.find(key);
+    if (it == places_.end()) {
         // The locality order turned to start at the root (plan::rotate_to, as the model lays
         // its trees), laid along the tree's pre-order: the root at position 0, and every
         // subtree a run of that order; over nodes, when known, a tree of such trees.
         const std::vector<Rank> local = plan::rotate_to(order(), root);
-        it = trees_
-                 .emplace(key, node_of_.empty()
-                                   ? plan::lay_along(shape.build(size_, k), local)
-                                   : plan::node_tree(shape, k, local, node_of_))
-                 .first;
+        const plan::Tree tree = node_of_.empty() ? plan::lay_along(shape.build(size_, k), local)
+                                                 : plan::node_tree(shape, k, local, node_of_);
+        it = places_.try_emplace(key, rank_, tree, *nic_, tree_flags(index, k)).first;
     }
     last_key_ = key;
-    last_tree_ = &it->second;  // the map's nodes stay put
+    last_place_ = &it->second;  // the map's nodes stay put
     return it->second;
 }
 
 NICSIM_HOT_PATH
 Status Agent::post_bcast(const plan::TreeShape& shape, int k, Rank root, std::uint64_t bytes,
                          std::uint32_t mtu, std::span<std::byte> message, Seq* seq) {
-    if (root < 0 || root >= size_ || mtu == 0 || (shape.takes_k && k < 1) ||
-        (!message.empty() && message.size() != bytes) ||
-        packet_count(bytes, mtu) > kBcastMaxPackets) {
+    if (root < 0 || root >= size_ || (shape.takes_k && k < 1) || !bcast_fits(bytes, mtu, message)) {
         return Status::invalid;
     }
     if (!shape.takes_k) k = 0;
     const auto index = static_cast<std::size_t>(&shape - plan::tree_shapes().data());
-    return post_bcast(tree(shape, index, k, root), bytes, mtu, message, seq, tree_flags(index, k));
+    return post_bcast(place(shape, index, k, root), bytes, mtu, message, seq);
 }
 
 Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
                          std::span<std::byte> message, Seq* seq) {
-    return post_bcast(tree, bytes, mtu, message, seq, 0);
-}
-
-Status Agent::post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-                         std::span<std::byte> message, Seq* seq, std::uint16_t named) {
     if (tree.children.size() != static_cast<std::size_t>(size_) ||
         tree.parent.size() != static_cast<std::size_t>(size_) || tree.root < 0 ||
-        tree.root >= size_ || mtu == 0 || (!message.empty() && message.size() != bytes) ||
-        packet_count(bytes, mtu) > kBcastMaxPackets) {
+        tree.root >= size_ || !bcast_fits(bytes, mtu, message)) {
         return Status::invalid;
     }
-    return start(make_op<BcastOp>(next_seq_, rank_, tree, bytes, mtu, message, *nic_, stats_,
-                                  host_feeds_root_, named),
+    return post_bcast(TreePlace(rank_, tree, *nic_), bytes, mtu, message, seq);
+}
+
+NICSIM_HOT_PATH
+Status Agent::post_bcast(const TreePlace& place, std::uint64_t bytes, std::uint32_t mtu,
+                         std::span<std::byte> message, Seq* seq) {
+    return start(make_op<BcastOp>(next_seq_, rank_, place, bytes, mtu, message, *nic_, stats_,
+                                  host_feeds_root_),
                  seq);
 }
 
@@ -384,7 +380,7 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
     if (!is_future(header.seq)) return Status::protocol;  // its collective is long over
     // A NACK for a collective not posted here asks for a packet that leaves once it is.
     if (header.kind == PacketKind::nack) return Status::ok;
-    const plan::Tree* t = named_tree_of(src, header);
+    const TreePlace* t = named_tree_of(src, header);
     if (t != nullptr || (channels_.unbounded() && !payload.empty())) {
         // Kept in a room, received there or copied there; forwarded now, from it, when this rank
         // forwards the broadcast (the room then lives until the broadcast is over).
@@ -394,8 +390,8 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
         }
         EarlyPacket p{src, header, {0, payload.size()}, std::move(room)};
         if (t != nullptr) {
-            const Status s = nic_->forward(nic_->route(t->children[rank_]), header,
-                                           {p.held.data.get(), payload.size()});
+            const Status s =
+                nic_->forward(t->children, header, {p.held.data.get(), payload.size()});
             if (failed(s)) return s;
             ++stats_.forwarded;
             p.header.flags |= kForwardedEarly;
@@ -412,7 +408,7 @@ Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const s
     return Status::ok;
 }
 
-const plan::Tree* Agent::named_tree_of(Rank src, const PacketHeader& header) {
+const TreePlace* Agent::named_tree_of(Rank src, const PacketHeader& header) {
     std::size_t shape = 0;
     int k = 0;
     if (header.kind != PacketKind::bcast || failed(broken_) ||
@@ -421,8 +417,8 @@ const plan::Tree* Agent::named_tree_of(Rank src, const PacketHeader& header) {
         (plan::tree_shapes()[shape].takes_k ? k < 1 : k != 0)) {
         return nullptr;
     }
-    const plan::Tree& t = tree(plan::tree_shapes()[shape], shape, k, header.origin);
-    return t.parent[rank_] == src && !t.children[rank_].empty() ? &t : nullptr;
+    const TreePlace& t = place(plan::tree_shapes()[shape], shape, k, header.origin);
+    return t.parent == src && !t.children.empty() ? &t : nullptr;
 }
 
 NICSIM_HOT_PATH

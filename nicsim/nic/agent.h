@@ -17,6 +17,7 @@
 #include "core/spares.h"
 #include "nic/allgather_op.h"
 #include "nic/barrier_op.h"
+#include "nic/bcast_op.h"
 #include "nic/channels.h"
 #include "nic/nic.h"
 #include "nic/operation.h"
@@ -269,17 +270,17 @@ private:
     const Slot* find(Seq seq) const { return const_cast<Agent*>(this)->find(seq); }
     void forget(Seq seq);
     void drop_forwarded();
-    // The tree of `shape` (at `index` in plan::tree_shapes()), k and root: built once each, the
-    // last one asked for at hand.
-    const plan::Tree& tree(const plan::TreeShape& shape, std::size_t index, int k, Rank root) {
+    // This rank's place in the tree of `shape` (at `index` in plan::tree_shapes()), k and root:
+    // built once each, the last one asked for at hand.
+    const TreePlace& place(const plan::TreeShape& shape, std::size_t index, int k, Rank root) {
         const std::uint64_t key = (std::uint64_t{index} << 56) |
                                   (static_cast<std::uint64_t>(k) << 32) |
                                   static_cast<std::uint32_t>(root);
-        if (last_tree_ != nullptr && last_key_ == key) [[likely]] return *last_tree_;
-        return build_tree(shape, key, k, root);
+        if (last_place_ != nullptr && last_key_ == key) [[likely]] return *last_place_;
+        return build_place(shape, index, key, k, root);
     }
-    [[gnu::cold]] const plan::Tree& build_tree(const plan::TreeShape& shape, std::uint64_t key,
-                                               int k, Rank root);
+    [[gnu::cold]] const TreePlace& build_place(const plan::TreeShape& shape, std::size_t index,
+                                               std::uint64_t key, int k, Rank root);
     Status keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload,
                       Room& room);
     // The room placement() gave the packet from `src` whose payload is `payload`, if it did; a
@@ -294,9 +295,14 @@ private:
     void give_back(Room room);
     // The tree a broadcast's early packet from `src` names, where this rank forwards it: null
     // when it names none, `src` is not this rank's parent in it, or this rank has no children.
-    const plan::Tree* named_tree_of(Rank src, const PacketHeader& header);
-    Status post_bcast(const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-                      std::span<std::byte> message, Seq* seq, std::uint16_t named);
+    const TreePlace* named_tree_of(Rank src, const PacketHeader& header);
+    // Whether a broadcast of `bytes` in packets of `mtu` can be posted into `message`.
+    static bool bcast_fits(std::uint64_t bytes, std::uint32_t mtu, std::span<std::byte> message) {
+        return mtu != 0 && (message.empty() || message.size() == bytes) &&
+               packet_count(bytes, mtu) <= kBcastMaxPackets;
+    }
+    Status post_bcast(const TreePlace& place, std::uint64_t bytes, std::uint32_t mtu,
+                      std::span<std::byte> message, Seq* seq);
     Status feed(Slot& slot, Rank src, const PacketHeader& header,
                 std::span<const std::byte> payload);
     // The packets kept for the collective just posted in `slot`, fed to it in their order.
@@ -357,11 +363,11 @@ private:
     Schedules<plan::BarrierAlgorithm, plan::BarrierSchedule, &BarrierOp::runs> barrier_schedules_;
     Schedules<plan::AllgatherAlgorithm, plan::AllgatherSchedule, &AllgatherOp::runs>
         allgather_schedules_;
-    // Broadcast trees by (shape, k, root), built once each.
-    std::unordered_map<std::uint64_t, plan::Tree> trees_;
+    // This rank's places in broadcast trees by (shape, k, root), built once each.
+    std::unordered_map<std::uint64_t, TreePlace> places_;
     // The last one asked for: a job broadcasts from the same root again and again.
     std::uint64_t last_key_ = 0;
-    const plan::Tree* last_tree_ = nullptr;
+    const TreePlace* last_place_ = nullptr;
     std::optional<Nic> own_nic_;  // a real job's agent's NIC
 };
 

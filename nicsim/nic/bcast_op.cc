@@ -17,22 +17,22 @@ bool read_tree_flags(std::uint16_t flags, std::size_t* shape, int* k) {
 }
 
 NICSIM_HOT_PATH
-BcastOp::BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-                 std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed,
-                 std::uint16_t named)
+BcastOp::BcastOp(Seq seq, Rank rank, const TreePlace& place, std::uint64_t bytes,
+                 std::uint32_t mtu, std::span<std::byte> message, Nic& nic, CollectiveStats& stats,
+                 bool host_fed)
     : packets_(packet_count(bytes, mtu)),
       bytes_(bytes),
       mtu_(mtu),
-      parent_(tree.parent[rank]),
-      root_(tree.root),
+      parent_(place.parent),
+      root_(place.root),
       rank_(rank),
       seq_(seq),
       host_fed_(host_fed),
-      named_(named),
+      named_(place.named),
       nic_(nic),
       stats_(stats),
       message_(message),
-      children_(nic.route(tree.children[rank])) {}
+      children_(place.children) {}
 
 NICSIM_HOT_PATH
 Status BcastOp::start() {

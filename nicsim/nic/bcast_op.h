@@ -39,15 +39,28 @@ std::uint16_t tree_flags(std::size_t shape, int k);
 // The tree a packet's flags name: the shape's index and k; false when they name none.
 bool read_tree_flags(std::uint16_t flags, std::size_t* shape, int* k);
 
+// One rank's place in a broadcast tree (spanning the group, labelled with ranks): all its
+// broadcasts over that tree read, looked up once per tree.
+struct TreePlace {
+    TreePlace(Rank rank, const plan::Tree& tree, Nic& nic, std::uint16_t named = 0)
+        : parent(tree.parent[rank]),
+          root(tree.root),
+          named(named),
+          children(nic.route(tree.children[rank])) {}
+
+    Rank parent;
+    Rank root;
+    std::uint16_t named;    // tree_flags() of the tree, or 0
+    Nic::Route children;    // as the NIC's peers: each packet goes to them
+};
+
 class BcastOp final : public Operation {
 public:
-    // `tree` spans the group and is labelled with ranks; `message` is empty or
-    // `bytes` long; mtu > 0 and packet_count(bytes, mtu) <= kBcastMaxPackets. `host_fed`: the
-    // root's packets leave as the host supplies them, none at start().
-    // `named`: tree_flags() of the tree, or 0.
-    BcastOp(Seq seq, Rank rank, const plan::Tree& tree, std::uint64_t bytes, std::uint32_t mtu,
-            std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed = false,
-            std::uint16_t named = 0);
+    // `place` is `rank`'s in the tree; `message` is empty or `bytes` long; mtu > 0 and
+    // packet_count(bytes, mtu) <= kBcastMaxPackets. `host_fed`: the root's packets leave as the
+    // host supplies them, none at start().
+    BcastOp(Seq seq, Rank rank, const TreePlace& place, std::uint64_t bytes, std::uint32_t mtu,
+            std::span<std::byte> message, Nic& nic, CollectiveStats& stats, bool host_fed = false);
 
     Status start() override;
     Status supply() override;
@@ -78,7 +91,7 @@ private:
     Nic& nic_;
     CollectiveStats& stats_;
     std::span<std::byte> message_;
-    Nic::Route children_;  // this rank's, looked up once: each packet goes to them
+    Nic::Route children_;  // this rank's, as the NIC's peers
 };
 
 }  // namespace nicsim::nic
