@@ -67,17 +67,18 @@ static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes, in
     return nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, d);
 }
 
+/* The engine's algorithm table of each collective. */
+static const nicsim_collective_t engine_table[NICOLL_COLLS] = {
+    [NICOLL_BARRIER] = NICSIM_COLL_BARRIER,     [NICOLL_IBARRIER] = NICSIM_COLL_BARRIER,
+    [NICOLL_BCAST] = NICSIM_COLL_BCAST,         [NICOLL_IBCAST] = NICSIM_COLL_BCAST,
+    [NICOLL_ALLGATHER] = NICSIM_COLL_ALLGATHER, [NICOLL_IALLGATHER] = NICSIM_COLL_ALLGATHER};
+
 /* Counts the call under its algorithm (coll_nicoll_<coll>_<algorithm>_calls). */
 NICOLL_HOT_PATH
 static void count(nicoll_coll_t coll, int algorithm)
 {
-    const nicsim_collective_t table = NICOLL_BCAST == coll || NICOLL_IBCAST == coll
-                                          ? NICSIM_COLL_BCAST
-                                      : NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll
-                                          ? NICSIM_COLL_ALLGATHER
-                                          : NICSIM_COLL_BARRIER;
     if (algorithm >= 0 && algorithm < NICOLL_MAX_ALGORITHMS) {
-        ++NICOLL_C->stats.algorithm[table][algorithm];
+        ++NICOLL_C->stats.algorithm[engine_table[coll]][algorithm];
     }
 }
 
@@ -109,8 +110,8 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
         mca_algorithm = NICOLL_C->barrier_algorithm;
         break;
     }
-    const bool is_bcast = NICOLL_BCAST == coll || NICOLL_IBCAST == coll;
-    const bool is_allgather = NICOLL_ALLGATHER == coll || NICOLL_IALLGATHER == coll;
+    const nicsim_collective_t table = engine_table[coll];
+    const bool is_bcast = NICSIM_COLL_BCAST == table, is_allgather = NICSIM_COLL_ALLGATHER == table;
     d->k = NICOLL_AUTO != mca_k ? mca_k : r.k;
     d->packet_size = NICOLL_AUTO == NICOLL_C->packet_size && 0 != r.packet_size
                          ? r.packet_size
@@ -125,9 +126,6 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
                    : is_allgather && bytes * (size_t) size > d->packet_size
                        ? NICOLL_C->allgather_ab
                        : 0;
-    const nicsim_collective_t table = is_bcast       ? NICSIM_COLL_BCAST
-                                      : is_allgather ? NICSIM_COLL_ALLGATHER
-                                                     : NICSIM_COLL_BARRIER;
     if (NICOLL_C->verbose >= 20) {
         char k[16] = "auto";
         if (0 != d->k) {

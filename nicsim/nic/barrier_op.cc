@@ -12,8 +12,8 @@ bool BarrierOp::runs(const plan::BarrierSchedule& schedule) {
 
 NICSIM_HOT_PATH
 BarrierOp::BarrierOp(Seq seq, const plan::BarrierSchedule& schedule, Nic& nic)
-    : seq_(seq), schedule_(schedule), nic_(nic) {
-    arrived_.resize(schedule.size());
+    : seq_(seq), steps_(schedule.data()), step_count_(schedule.size()), nic_(nic) {
+    arrived_.resize(step_count_);
 }
 
 NICSIM_HOT_PATH
@@ -23,11 +23,10 @@ NICSIM_HOT_PATH
 Status BarrierOp::on_packet(Rank src, const PacketHeader& header,
                             std::span<const std::byte> /*payload*/) {
     const std::size_t step = header.step;
-    if (header.kind != PacketKind::barrier || step >= schedule_.size() ||
-        header.payload_bytes != 0) {
+    if (header.kind != PacketKind::barrier || step >= step_count_ || header.payload_bytes != 0) {
         return Status::protocol;
     }
-    const auto& from = schedule_[step].recv_from;
+    const auto& from = steps_[step].recv_from;
     const auto it = std::find(from.begin(), from.end(), src);
     if (it == from.end()) return Status::protocol;  // not a sender of this step
     const std::uint64_t bit = std::uint64_t{1} << (it - from.begin());
@@ -38,18 +37,19 @@ Status BarrierOp::on_packet(Rank src, const PacketHeader& header,
 
 NICSIM_HOT_PATH
 Status BarrierOp::advance() {
-    while (step_ < schedule_.size()) {
+    while (step_ < step_count_) {
+        const plan::BarrierStep& step = steps_[step_];
         if (!step_sent_) {
             PacketHeader token;
             token.kind = PacketKind::barrier;
             token.seq = seq_;
             token.step = static_cast<std::uint32_t>(step_);
-            for (const Rank dst : schedule_[step_].send_to) {
+            for (const Rank dst : step.send_to) {
                 if (const Status s = nic_.send(dst, token); failed(s)) return s;
             }
             step_sent_ = true;
         }
-        const std::size_t senders = schedule_[step_].recv_from.size();  // at most 64
+        const std::size_t senders = step.recv_from.size();  // at most 64
         const std::uint64_t all = senders == 64 ? ~std::uint64_t{0}
                                                 : (std::uint64_t{1} << senders) - 1;
         if (arrived_[step_] != all) return Status::in_progress;

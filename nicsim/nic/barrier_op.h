@@ -29,11 +29,12 @@ private:
     Status advance();
 
     Seq seq_;
-    const plan::BarrierSchedule& schedule_;
+    const plan::BarrierStep* steps_;  // the schedule's, which the agent keeps
+    std::size_t step_count_;
     Nic& nic_;
     std::size_t step_ = 0;    // the step this rank is in
     bool step_sent_ = false;  // whether step_'s tokens are out
-    // [step] bit i: token from schedule_[step].recv_from[i]; inline for groups of up to 256 ranks
+    // [step] bit i: token from steps_[step].recv_from[i]; inline for groups of up to 256 ranks
     SmallVector<std::uint64_t, 8> arrived_;
 };
 

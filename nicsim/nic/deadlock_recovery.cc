@@ -13,8 +13,8 @@ DeadlockChannel& Nic::channel(PeerId owner) {
 
 // §4.1: a non-empty blocked-sends queue signals deadlock at once. One recovery at a time; the
 // next starts from the queue after the last one served, so every queue gets its turn.
-void Nic::maybe_recover() {
-    if (!config_.deadlock_recovery || recovering_ || failed(error_)) return;
+void Nic::consider_recovery() {
+    if (recovering_ || failed(error_)) return;
     const auto queues = static_cast<PeerId>(blocked_.size());
     const bool timeout = config_.recovery_timeout_us > 0;
     if (timeout) ask_for_tick();

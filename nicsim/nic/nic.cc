@@ -487,7 +487,7 @@ Status Nic::progress() {
 }
 
 NICSIM_HOT_PATH
-Status Nic::pump() {
+Status Nic::send_queued() {
     while (!transmit_.empty() && !failed(error_)) {
         const Descriptor d = transmit_.front();
         Peer& p = peers_[d.dst];

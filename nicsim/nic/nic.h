@@ -302,10 +302,16 @@ private:
     void release_slot(Buffer& buffer);
     void owe_credit(PeerId from);
     void maybe_free(BufferId buffer);
-    Status pump();
+    // Sends what waits in the transmit queue while the fabric takes it; error_. (The empty
+    // queue, as after nearly every packet of a real job, costs no call.)
+    Status pump() { return transmit_.empty() ? error_ : send_queued(); }
+    Status send_queued();
 
-    // Deadlock recovery (nic/deadlock_recovery.cc).
-    void maybe_recover();
+    // Deadlock recovery (nic/deadlock_recovery.cc): with it configured, whether to start it.
+    void maybe_recover() {
+        if (config_.deadlock_recovery) consider_recovery();
+    }
+    void consider_recovery();
     Status on_flagged(PeerId from, Rank owner, const PacketHeader& header,
                       std::span<const std::byte> payload);
     Status on_recovery_ack(PeerId from, Rank owner);
