@@ -293,8 +293,9 @@ private:
     // kSpareRoomBytes in all (with kSpareRooms kept, in place of the smallest if it is larger),
     // else freed.
     void give_back(Room room);
-    // The tree a broadcast's early packet from `src` names, where this rank forwards it: null
-    // when it names none, `src` is not this rank's parent in it, or this rank has no children.
+    // This rank's place in the tree a broadcast's early packet from `src` names, where this rank
+    // forwards it: null when it names none, `src` is not this rank's parent in it, or this rank
+    // has no children.
     const TreePlace* named_tree_of(Rank src, const PacketHeader& header);
     // Whether a broadcast of `bytes` in packets of `mtu` can be posted into `message`.
     static bool bcast_fits(std::uint64_t bytes, std::uint32_t mtu, std::span<std::byte> message) {

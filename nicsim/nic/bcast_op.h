@@ -50,8 +50,8 @@ struct TreePlace {
 
     Rank parent;
     Rank root;
-    std::uint16_t named;    // tree_flags() of the tree, or 0
-    Nic::Route children;    // as the NIC's peers: each packet goes to them
+    std::uint16_t named;  // tree_flags() of the tree, or 0
+    Nic::Route children;  // as the NIC's peers: each packet goes to them
 };
 
 class BcastOp final : public Operation {
