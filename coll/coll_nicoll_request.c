@@ -535,13 +535,16 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
          * node takes microseconds, which a waiting rank spends better giving its core to the one
          * that forwards it than polling (small broadcasts on emulated nodes 0.52-0.95 times
          * coll/tuned's time against 0.95-1.50 polling 16 rounds per yield). */
-        const unsigned every = t->pml_peers > 0 || NULL != t->ucx ? 1 : polls_per_progress();
         if (nicoll_locking) {
             nicoll_progress_caller_polls(t, true);
         }
         nicsim_status_t s;
-        for (unsigned left = every; NICSIM_IN_PROGRESS == (s = test(req));) {
+        unsigned every = 0, left = 0; /* (0: not waited yet; a root done at posting never does) */
+        while (NICSIM_IN_PROGRESS == (s = test(req))) {
             nicoll_release_retired(t); /* while the packets are on their way */
+            if (0 == every) {
+                every = left = t->pml_peers > 0 || NULL != t->ucx ? 1 : polls_per_progress();
+            }
             if (0 == --left) {
                 nicoll_unlock(); /* (nicoll's callback, and other components, take it) */
                 opal_progress();
