@@ -313,7 +313,9 @@ nicsim_status_t nicoll_post(nicoll_request_t *req, const nicoll_post_t *p)
         req->delayed = delayed;
         ++t->deferred;
     } else {
-        post_deferred(t);
+        if (t->deferred > 0) { /* (never in caller mode) */
+            post_deferred(t);
+        }
         s = engine_post(t->group, p, &req->engine);
     }
     /* What the caller does once out of its call tells the next such post (caller_returned). */

@@ -3,10 +3,10 @@
 // free each. The owner of the objects owns their Spares (an agent its operations, a group its
 // requests), so nothing is shared between threads and nothing needs a lock.
 //
-// The spare blocks form a list through the blocks themselves, per size; at most kKeep of each
-// size are kept (the live objects of a burst of nonblocking collectives), the rest go back to
-// the heap, as do blocks of a fifth size. Every block starts on a cache line, so an object of
-// two lines touches two.
+// The spare blocks form a list through the blocks themselves, per size in cache lines (one list
+// for each of 1 to kClasses lines, found by the size alone); at most kKeep of each size are kept
+// (the live objects of a burst of nonblocking collectives), the rest go back to the heap, as do
+// larger blocks. Every block starts on a cache line, so an object of two lines touches two.
 #pragma once
 
 #include <array>
@@ -34,7 +34,7 @@ public:
             --list->count;
             return std::exchange(list->head, list->head->next);
         }
-        return ::operator new(bytes, kAlignment);
+        return ::operator new(lines(bytes) * kLine, kAlignment);
     }
 
     NICSIM_HOT_PATH void give(void* block, std::size_t bytes) noexcept {
@@ -66,32 +66,27 @@ public:
 
 private:
     static constexpr std::size_t kKeep = 64;
-    static constexpr std::align_val_t kAlignment{64};
+    static constexpr std::size_t kLine = 64;
+    static constexpr std::size_t kClasses = 16;  // blocks of up to 1 KiB
+    static constexpr std::align_val_t kAlignment{kLine};
     static void release(void* block) noexcept { ::operator delete(block, kAlignment); }
     struct Block {
         Block* next;
     };
     struct List {
-        std::size_t bytes = 0;
         Block* head = nullptr;
         std::size_t count = 0;
     };
 
-    // The list of blocks of `bytes`, claimed on first use; null when every list is taken by
-    // another size or a block could not hold the link.
+    // The lines a block of `bytes` (at least one) takes.
+    static std::size_t lines(std::size_t bytes) { return (bytes + kLine - 1) / kLine; }
+    // The list of blocks as long as one of `bytes`; null for a block over kClasses lines.
     List* find(std::size_t bytes) {
-        if (bytes < sizeof(Block)) return nullptr;
-        for (List& list : lists_) {
-            if (list.bytes == bytes) return &list;
-            if (list.bytes == 0) {
-                list.bytes = bytes;
-                return &list;
-            }
-        }
-        return nullptr;
+        const std::size_t i = lines(bytes) - 1;
+        return i < kClasses ? &lists_[i] : nullptr;
     }
 
-    std::array<List, 4> lists_;
+    std::array<List, kClasses> lists_;
 };
 
 }  // namespace nicsim
