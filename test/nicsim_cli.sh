@@ -150,6 +150,13 @@ check "allgather on ab without loss sends no NACK" \
     sh -c '"$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --json | python3 -c "import json, sys
 d = json.load(sys.stdin)
 assert d[\"lost_packets\"] == 0 and d[\"nacks\"] == 0 and d[\"retransmissions\"] == 0"' _ "$nicsim"
+check "allgather whose packets wait at their senders longer than nack_timeout resends little and completes" \
+    sh -c '"$1" allgather --preset lfc-myrinet --set topology=crossbar --set link_bw=158.3 --set mtu=65536 \
+           --set switch_latency=0 --set tns=21.4 --set tnr=21.4 --bytes 1048576 --algorithm ab --nodes 64 --json |
+           python3 -c "import json, sys
+d = json.load(sys.stdin)
+assert d[\"lost_packets\"] == 0 and d[\"duplicates\"] * 20 < d[\"packets\"], d
+assert d[\"latency_us\"] < 1e6, d[\"latency_us\"]"' _ "$nicsim"
 check "allgather --skew makes one host, drawn with the seed, post late and the latency include it" \
     sh -c 'out=$("$1" allgather --preset gm-lanai9 --bytes 4096 --algorithm ab --skew 2000 --set nack_timeout=10000) &&
            printf "%s\n" "$out" | grep -q "^node [0-9]* posted 2000.00 us late$" &&

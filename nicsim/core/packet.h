@@ -52,6 +52,9 @@ constexpr std::uint16_t kTreeShapeBits = 0x70;  // bits 4-6
 constexpr std::uint16_t kTreeKBits = 0xff00;     // bits 8-15
 // Never on the wire: an early packet the agent has already forwarded (nic/agent.h).
 constexpr std::uint16_t kForwardedEarly = 0x80;
+// On an allgather's packet (which names no tree): sent again in answer to a NACK
+// (nic/allgather_op.h).
+constexpr std::uint16_t kResent = 0x100;
 
 struct PacketHeader {
     static constexpr std::uint16_t kMagic = 0x4e43;  // "NC"

@@ -16,6 +16,12 @@ std::uint32_t index_of(const PacketHeader& h) {
     return h.step & kIndexMask;
 }
 
+// The packet sent again in answer to a NACK.
+PacketHeader resent(PacketHeader h) {
+    h.flags |= kResent;
+    return h;
+}
+
 // Where `origin` comes among the blocks the ranges name, in their order.
 std::optional<std::size_t> position(std::span<const plan::BlockRange> blocks, Rank origin) {
     std::size_t before = 0;
@@ -121,6 +127,9 @@ void AllgatherOp::forgotten() {
     for (Arrivals& asked : asked_) asked.clear();
     step_ = 0;
     step_sent_ = false;
+    unsure_rounds_ = 0;
+    tails_wait_ = 0;
+    heard_ = false;
     gathered_.clear();
 }
 
@@ -159,6 +168,7 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
                             std::span<const std::byte> payload) {
     const auto slot = slot_of(src, header);
     if (!slot) return Status::protocol;
+    heard_ = true;
     const std::size_t step = step_of(header);
     const Layout layout = expected(step, *slot);
     const std::uint64_t bytes = layout.payload();
@@ -169,9 +179,11 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
         ++stats_.duplicates;
         return status();
     }
+    if ((header.flags & kResent) != 0) unsure_rounds_ = tails_wait_ = 0;  // a NACK found a loss
     place(layout, payload);
     if (!combines_) {
-        const Status s = send_hops(header.origin, index_of(header), layout);
+        const Status s =
+            send_hops(header.origin, index_of(header), layout, header.flags & kResent);
         if (failed(s)) return s;
     }
     return advance();
@@ -189,39 +201,54 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
 }
 
 Status AllgatherOp::on_timeout() {
-    if (combines_) return step_ < steps_.size() ? ask_overdue(step_) : status();
-    for (std::size_t step = step_; step < steps_.size(); ++step) {
-        const Arrivals& arrived = arrived_[step];
-        asked_[step] = Arrivals(arrived.expected());  // a new round of asking
-        for (std::size_t slot = arrived.next_missing(0); slot < arrived.expected();
-             slot = arrived.next_missing(slot + 1)) {
-            ++stats_.nacks_sent;
-            if (const Status s = ask(step, slot); failed(s)) return s;
+    // While packets keep coming, the last packets missing are most likely queued behind them;
+    // once none has come since the last round, they are asked for every round (the driver
+    // spaces its rounds out while it hears nothing).
+    Round round{.tails = tails_wait_ == 0 || !heard_};
+    if (!round.tails) --tails_wait_;
+    heard_ = false;
+    Status s = Status::ok;
+    if (combines_) {
+        if (step_ < steps_.size()) s = ask_overdue(step_, 0, arrived_[step_].expected(), round);
+    } else {
+        for (std::size_t step = step_; step < steps_.size() && !failed(s); ++step) {
+            const std::size_t expected = arrived_[step].expected();
+            asked_[step] = Arrivals(expected);  // a new round of asking
+            for (std::size_t first = 0; first < expected && !failed(s); first += per_block_) {
+                s = ask_overdue(step, first, first + per_block_, round);
+            }
         }
+    }
+    if (failed(s)) return s;
+    if (round.lost) {
+        unsure_rounds_ = 0;
+        tails_wait_ = 0;
+    } else if (round.asked_tail) {
+        unsure_rounds_ = std::min(unsure_rounds_ + 1, kMaxTailsBackoff);
+        tails_wait_ = (1u << unsure_rounds_) - 1;
     }
     return status();
 }
 
-Status AllgatherOp::ask_overdue(std::size_t step) {
-    // One sender's packets of a step arrive in the order it sent them, so a missing packet
-    // before the last one in is lost, while those after it may still be on their way: its
-    // sender may be in the middle of the step, or not there yet (a folded rank waits for the
-    // whole exchange). Asking for each of those, every round, would load both NICs with
-    // thousands of NACKs the sender ignores or answers with duplicates. The last packet stands
-    // for them: once it is in, the next round sees every gap before it.
+Status AllgatherOp::ask_overdue(std::size_t step, std::size_t first, std::size_t end,
+                                Round& round) {
+    // Gaps before the last packet in are lost; the last packet stands for the rest, which may
+    // be on their way (the header comment).
     const Arrivals& arrived = arrived_[step];
-    std::size_t end = arrived.expected();
-    while (end > 0 && !arrived.has(end - 1)) --end;  // one past the last packet in
-    for (std::size_t slot = arrived.next_missing(0); slot < end;
+    std::size_t last = end;  // one past the last packet in
+    while (last > first && !arrived.has(last - 1)) --last;
+    for (std::size_t slot = arrived.next_missing(first); slot < last;
          slot = arrived.next_missing(slot + 1)) {
+        round.lost = true;
         ++stats_.nacks_sent;
         if (const Status s = ask(step, slot); failed(s)) return s;
     }
-    if (end < arrived.expected()) {
+    if (last < end && round.tails) {
+        round.asked_tail = true;
         ++stats_.nacks_sent;
-        if (const Status s = ask(step, arrived.expected() - 1); failed(s)) return s;
+        return ask(step, end - 1);
     }
-    return status();
+    return Status::ok;
 }
 
 Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin) {
@@ -229,10 +256,12 @@ Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index,
     if (origin != rank_ || to.peer != src || index >= to.packets) {
         return Status::protocol;  // src gets no such packet from this rank
     }
-    if (step > step_ || (step == step_ && !step_sent_)) return status();  // not sent yet
+    const PacketHeader h = header(PacketKind::allgather, step, index, rank_);
+    if (step > step_ || (step == step_ && !step_sent_) || nic_.holds(src, h)) {
+        return status();  // not sent yet: it leaves in the normal course
+    }
     ++stats_.retransmitted;
-    const Status s =
-        send(src, header(PacketKind::allgather, step, index, rank_), packet_of(to, index));
+    const Status s = send(src, resent(h), packet_of(to, index));
     return failed(s) ? s : status();
 }
 
@@ -253,9 +282,10 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
     Status s;
     const std::optional<std::size_t> slot = from ? hop_slot(*from, origin, index) : std::nullopt;
     if (!from || arrived_[*from].has(*slot)) {
+        const PacketHeader h = header(PacketKind::allgather, step, index, origin);
+        if (nic_.holds(src, h)) return status();  // not sent yet: it leaves in the normal course
         ++stats_.retransmitted;
-        s = send(src, header(PacketKind::allgather, step, index, origin),
-                 block_packet(origin, index));
+        s = send(src, resent(h), block_packet(origin, index));
     } else if (!asked_[*from].has(*slot)) {
         ++stats_.nacks_forwarded;
         s = ask(*from, *slot);
@@ -400,11 +430,12 @@ void AllgatherOp::place_own() {
 }
 
 NICSIM_HOT_PATH
-Status AllgatherOp::send_hops(Rank origin, std::uint32_t index, const Layout& layout) {
+Status AllgatherOp::send_hops(Rank origin, std::uint32_t index, const Layout& layout,
+                              std::uint16_t flags) {
     for (std::uint32_t h = hop_first_[origin]; h < hop_first_[origin + 1]; ++h) {
-        const Status s =
-            send(hops_[h].to, header(PacketKind::allgather, hops_[h].step, index, origin), layout);
-        if (failed(s)) return s;
+        PacketHeader out = header(PacketKind::allgather, hops_[h].step, index, origin);
+        out.flags = flags;
+        if (const Status s = send(hops_[h].to, out, layout); failed(s)) return s;
     }
     return Status::ok;
 }

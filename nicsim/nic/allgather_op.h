@@ -33,6 +33,7 @@
 //            step of the receive that brings it). index: combining, among pack() of step k's
 //            transfer; hopping, among pack({i, 1}) of block i
 //   origin   combining: the sender; hopping: i, the block's origin
+//   flags    kResent on a packet sent again in answer to a NACK, and on its forwards
 //   payload  the packet's pieces of the gathered buffer back to back (plan::Packet), or empty
 //            when only time is modelled; payload_bytes is their length either way
 //
@@ -44,19 +45,28 @@
 // deems packets overdue it calls on_timeout() (through Agent::timeout()), and the op sends NACKs
 // for missing packets, each to the peer it expects the packet from: a payload-less packet of
 // kind nack with the missing packet's seq, step and origin. A combining rank asks only for its
-// current step (the senders of later steps may not be there yet), and there for the packets
-// missing before the last one in (one sender's packets keep their order) and, if any are
-// missing after it, for the step's last packet alone: its sender may be in the middle of the
-// step or not there yet, and a NACK for every packet still to come, every round, kept both NICs
-// busy with nothing else (17 ranks of 1563 packets each never finished). A hopping rank asks
-// for every missing packet. A NACK's receiver sends the packet again to the NACKer if it has it.
-// A combining sender not yet at that step ignores the NACK: the packet leaves in the normal course.
-// A hopping rank that lacks the packet itself passes the NACK to its own parent in the origin's
-// tree, and forwards the packet down in the normal course once it arrives; so a NACK climbs
-// toward the origin until it meets a rank that has the packet. A rank passes a NACK up only if
-// it has not asked for that packet itself since its last timeout: a packet lost high in a tree
-// is missed by a whole subtree, and without that rule every rank of it would have the packet
-// sent again once for each rank below.
+// current step (the senders of later steps may not be there yet); a hopping rank for every
+// step still incomplete. Packets that leave their sender in order form a stream (a combining
+// step's transfer; a block on its hop): a packet missing before the last one in is lost, and
+// is asked for; the packets missing after it may be on their way (the sender in the middle of
+// the step or not there yet, a block's parent with hundreds of packets queued for other ranks
+// first), and the stream's last packet alone stands for them. Asking for each of them, every
+// round, kept both NICs busy with nothing else (17 ranks of 1563 packets each never finished).
+// A round that finds no packet certainly lost but asks for last packets may have asked for
+// nothing lost at all: while packets keep coming, the next such asking waits 1, 3, 7, ... up to
+// 63 more timeouts, until a round finds a loss or a packet sent again (kResent) arrives new;
+// a timeout with no packet in since the last asks for them again. Without that, 64 nodes whose
+// packets take 400 us on the wire NACKed every round for packets queued at their parents, and
+// the answers delayed the rest into more rounds until the model ran out of memory.
+// A NACK's receiver sends the packet again, flagged kResent, to the NACKer if it has sent it
+// (a packet it still holds queued for the NACKer leaves in the normal course). A combining
+// sender not yet at that step ignores the NACK likewise. A hopping rank that lacks the packet
+// itself passes the NACK to its own parent in the origin's tree, and forwards the packet down in
+// the normal course once it arrives (still flagged kResent: it was lost for the subtree too);
+// so a NACK climbs toward the origin until it meets a rank that has the packet. A rank passes a
+// NACK up only if it has not asked for that packet itself since its last timeout: a packet lost
+// high in a tree is missed by a whole subtree, and without that rule every rank of it would
+// have the packet sent again once for each rank below.
 //
 // The op keeps answering NACKs after it completes, until the agent forgets it (Agent::release),
 // so the host must keep the result buffer unchanged until then.
@@ -122,8 +132,15 @@ public:
 
 private:
     Status on_data(Rank src, const PacketHeader& header, std::span<const std::byte> payload);
-    // Combining: the NACKs of one timeout for `step` (see the header comment).
-    Status ask_overdue(std::size_t step);
+    // One timeout's NACKs: whether they may ask for streams' last packets, and what they found.
+    struct Round {
+        bool tails;               // asks for last packets, which may only be late
+        bool lost = false;        // found a packet certainly lost
+        bool asked_tail = false;  // asked for a last packet
+    };
+    // The NACKs of one timeout for the bits [first, end) of arrived_[step], packets their sender
+    // sends in that order (see the header comment).
+    Status ask_overdue(std::size_t step, std::size_t first, std::size_t end, Round& round);
     Status resend_step(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status resend_hop(Rank src, std::size_t step, std::uint32_t index, Rank origin);
     Status advance();
@@ -183,8 +200,10 @@ private:
     std::span<const std::byte> bytes_of(plan::ByteRange piece);
     // Copies own_ into its place in result_, once.
     void place_own();
-    // Sends packet `index` of origin's block along every hop of origin.
-    Status send_hops(Rank origin, std::uint32_t index, const Layout& layout);
+    // Sends packet `index` of origin's block along every hop of origin, with `flags` (kResent:
+    // it came late to this rank too, since a NACK found it lost).
+    Status send_hops(Rank origin, std::uint32_t index, const Layout& layout,
+                     std::uint16_t flags = 0);
     void place(const Layout& layout, std::span<const std::byte> payload);
 
     Seq seq_;
@@ -213,6 +232,13 @@ private:
     // timeout.
     SmallVector<Arrivals, 4> arrived_;
     SmallVector<Arrivals, 0> asked_;
+    // Timeouts whose NACKs found no packet certainly lost but asked for last packets, in a row
+    // (at most kMaxTailsBackoff); the timeouts to let pass before asking for those again while
+    // packets keep coming; whether one came since the last timeout.
+    static constexpr unsigned kMaxTailsBackoff = 6;
+    unsigned unsure_rounds_ = 0;
+    unsigned tails_wait_ = 0;
+    bool heard_ = false;
     std::size_t step_ = 0;     // the first step whose receive is incomplete
     bool step_sent_ = false;   // combining: whether step_'s sends are out
     // Combined packets whose pieces lie apart, gathered; kept as long as the op, like every

@@ -345,6 +345,28 @@ void Nic::serve_fcfs(FcfsMessage& message, std::span<const PeerId> children) {
     }
 }
 
+bool Nic::holds(Rank dst, const PacketHeader& header) const {
+    const std::uint32_t peer = peers_.index(dst);
+    if (peer == RankMap<Peer, kInlinePeers>::kAbsent) return false;
+    const auto same = [&](BufferId id) {
+        const PacketHeader& h = buffers_[id].header;
+        return h.kind == header.kind && h.seq == header.seq && h.step == header.step &&
+               h.origin == header.origin;
+    };
+    for (std::size_t i = 0; i < transmit_.size(); ++i) {
+        if (transmit_[i].dst == peer && transmit_[i].buffer < buffers_.size() &&
+            same(transmit_[i].buffer)) {
+            return true;
+        }
+    }
+    if (peer < blocked_.size()) {
+        for (std::size_t i = 0; i < blocked_[peer].size(); ++i) {
+            if (same(blocked_[peer][i])) return true;
+        }
+    }
+    return false;
+}
+
 void Nic::enqueue(BufferId id, PeerId dst) {
     Peer& p = peers_[dst];
     if (p.window == 0) {

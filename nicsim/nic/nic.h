@@ -187,6 +187,9 @@ public:
     const NicStats& stats() const { return stats_; }
     // Packets waiting for the fabric or for a credit.
     std::size_t queued() const { return transmit_.size() + waiting_; }
+    // Whether a collective's packet to `dst` with the kind, seq, step and origin of `header`
+    // waits here still, for the fabric or for a credit: not yet sent. (A scan; for NACKs.)
+    bool holds(Rank dst, const PacketHeader& header) const;
     // Aborts (tell()) the fabric has not taken yet.
     std::size_t untold() const { return telling_.size(); }
     // The sticky transport error, or ok.

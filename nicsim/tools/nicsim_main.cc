@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "nicsim/nicsim.h"
@@ -684,7 +685,15 @@ int main(int argc, char** argv) {
                         describe(c.options).c_str());
             return 0;
         }
-        return c.run(*opts);
+        try {
+            return c.run(*opts);
+        } catch (const std::bad_alloc&) {
+            std::fprintf(stderr,
+                         "nicsim %.*s: out of memory: the simulation outgrew this machine's "
+                         "memory (fewer nodes or bytes)\n",
+                         static_cast<int>(c.name.size()), c.name.data());
+            return 1;
+        }
     }
     std::fprintf(stderr, "nicsim: %s: unknown command or option (see nicsim --help)\n", argv[1]);
     return kBadUsage;
