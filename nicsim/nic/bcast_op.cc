@@ -23,20 +23,17 @@ BcastOp::BcastOp(Seq seq, Rank rank, const TreePlace& place, std::uint64_t bytes
     : packets_(packet_count(bytes, mtu)),
       bytes_(bytes),
       mtu_(mtu),
-      parent_(place.parent),
-      root_(place.root),
       rank_(rank),
       seq_(seq),
       host_fed_(host_fed),
-      named_(place.named),
       nic_(nic),
       stats_(stats),
       message_(message),
-      children_(place.children) {}
+      place_(place) {}
 
 NICSIM_HOT_PATH
 Status BcastOp::start() {
-    if (rank_ != root_ || host_fed_) return Status::in_progress;
+    if (rank_ != place_.root || host_fed_) return Status::in_progress;
     while (next_ < packets_) {
         if (const Status s = supply(); failed(s)) return s;
     }
@@ -45,18 +42,18 @@ Status BcastOp::start() {
 
 NICSIM_HOT_PATH
 Status BcastOp::supply() {
-    if (rank_ != root_ || next_ == packets_) return Status::invalid;
+    if (rank_ != place_.root || next_ == packets_) return Status::invalid;
     const PacketHeader h = packet_header(next_);
     const auto payload = message_.empty() ? std::span<const std::byte>{}
                                           : message_.subspan(next_ * mtu_, h.payload_bytes);
-    if (const Status s = nic_.multicast(children_, h, payload); failed(s)) return s;
+    if (const Status s = nic_.multicast(place_.children, h, payload); failed(s)) return s;
     return ++next_ == packets_ ? Status::ok : Status::in_progress;
 }
 
 NICSIM_HOT_PATH
 bool BcastOp::expects(Rank src, const PacketHeader& header) const {
-    if (header.kind != PacketKind::bcast || src != parent_ ||
-        header.origin != root_ || next_ == packets_ || header.step != next_) {
+    if (header.kind != PacketKind::bcast || src != place_.parent ||
+        header.origin != place_.root || next_ == packets_ || header.step != next_) {
         return false;
     }
     const std::uint64_t offset = next_ * mtu_;
@@ -79,10 +76,10 @@ Status BcastOp::on_packet(Rank src, const PacketHeader& header,
     if (!message_.empty() && !payload.empty() && payload.data() != message_.data() + offset) {
         std::memcpy(message_.data() + offset, payload.data(), length);
     }
-    if (!children_.empty() && (header.flags & kForwardedEarly) == 0) {
+    if (!place_.children.empty() && (header.flags & kForwardedEarly) == 0) {
         const auto placed = message_.empty() ? std::span<const std::byte>{}
                                              : message_.subspan(offset, length);
-        if (const Status s = nic_.forward(children_, header, placed); failed(s)) {
+        if (const Status s = nic_.forward(place_.children, header, placed); failed(s)) {
             return s;
         }
         ++stats_.forwarded;
@@ -96,8 +93,8 @@ PacketHeader BcastOp::packet_header(std::uint64_t index) const {
     h.kind = PacketKind::bcast;
     h.seq = seq_;
     h.step = static_cast<std::uint32_t>(index);
-    h.origin = root_;
-    h.flags = named_ | (index + 1 == packets_ ? kLastPacket : 0);
+    h.origin = place_.root;
+    h.flags = place_.named | (index + 1 == packets_ ? kLastPacket : 0);
     h.payload_bytes =
         static_cast<std::uint32_t>(std::min<std::uint64_t>(mtu_, bytes_ - index * mtu_));
     return h;

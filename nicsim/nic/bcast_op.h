@@ -74,24 +74,21 @@ private:
     // The header of packet `index`.
     PacketHeader packet_header(std::uint64_t index) const;
 
-    // What every packet reads comes first: with the op on a cache line of its own (core/spares.h),
-    // its first line.
+    // Two cache lines (core/spares.h), both read by every packet: the counts and names first,
+    // then the message and this rank's place in the tree.
     // The root: packets its host has handed over and the NIC multicast; every other rank: the
     // next packet it expects from its parent.
     std::uint64_t next_ = 0;
     std::uint64_t packets_;
     std::uint64_t bytes_;
     std::uint32_t mtu_;
-    Rank parent_;
-    Rank root_;
     Rank rank_;
     Seq seq_;
     bool host_fed_;
-    std::uint16_t named_;
     Nic& nic_;
     CollectiveStats& stats_;
     std::span<std::byte> message_;
-    Nic::Route children_;  // this rank's, as the NIC's peers
+    TreePlace place_;  // this rank's
 };
 
 }  // namespace nicsim::nic
