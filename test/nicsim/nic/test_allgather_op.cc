@@ -137,7 +137,9 @@ public:
             ADD_FAILURE() << "rank " << src << " sent " << payload.size() << " bytes for "
                           << header.payload_bytes;
         }
-        if (o_.refuse > 0 && coin(o_.refuse)) return Status::again;
+        if ((refuse_from && refuse_from(src)) || (o_.refuse > 0 && coin(o_.refuse))) {
+            return Status::again;
+        }
         Wire wire{src, dst, header, {payload.begin(), payload.end()}};
         if (drop_if ? drop_if(wire) : (o_.drop > 0 && coin(o_.drop))) return Status::ok;
         ++in_flight_of_.at(header.seq);
@@ -272,6 +274,7 @@ public:
     std::vector<Wire>& wires() { return wires_; }
 
     std::function<bool(const Wire&)> drop_if;  // replaces the random loss when set
+    std::function<bool(Rank src)> refuse_from;  // the fabric answers `again` to these senders
     long quiet_timeouts = 0;
     long stale = 0;
 
@@ -578,6 +581,77 @@ TEST(AllgatherOp, ASubtreeThatMissedAPacketHasItSentOnce) {
     EXPECT_EQ(t.nacks_forwarded, 0u);
     EXPECT_EQ(t.retransmitted, 1u);
     EXPECT_EQ(t.duplicates, 0u);
+}
+
+TEST(AllgatherOp, ANackForAPacketStillQueuedAtTheSenderIsNotAnsweredWithACopy) {
+    // ab, 2 ranks, blocks of 4 packets: 1's fabric refuses, so its packets wait in its NIC. 0
+    // hears nothing and asks for the last one (which stands for those before it); 1 still holds
+    // it queued for 0 and sends no copy: the packet leaves in the normal course, once.
+    Options o;
+    o.algorithm = "ab";
+    o.size = 2;
+    o.block = 200;
+    o.mtu = 64;
+    o.collectives = 1;
+    Cluster cluster(o);
+    cluster.refuse_from = [](Rank src) { return src == 1; };
+    cluster.post_all();
+    cluster.drain();
+    EXPECT_EQ(cluster.agent(0).test(0), Status::in_progress);
+    cluster.timeout(0);
+    ASSERT_EQ(cluster.wires().size(), 1u);
+    EXPECT_EQ(cluster.wires()[0].header.kind, PacketKind::nack);
+    EXPECT_EQ(cluster.wires()[0].header.step & ((1u << kAllgatherIndexBits) - 1), 3u);
+    cluster.drain();
+    EXPECT_EQ(cluster.agent(1).stats().retransmitted, 0u);
+    cluster.refuse_from = nullptr;
+    EXPECT_FALSE(failed(cluster.agent(1).progress()));
+    cluster.drain();
+    for (Rank r = 0; r < o.size; ++r) EXPECT_EQ(cluster.agent(r).test(0), Status::ok) << r;
+    EXPECT_EQ(cluster.agent(0).stats().nacks_sent, 1u);
+    EXPECT_EQ(cluster.total().duplicates, 0u);
+}
+
+TEST(AllgatherOp, LastPacketsAreAskedForLessOftenWhilePacketsKeepComing) {
+    // ab, 2 ranks, blocks of 4 packets; 1's fabric takes one packet at a time, when let. 0 has
+    // packet 0 of 1's block and asks for the last (round 1); a packet comes, and round 2 lets the
+    // last ones be; another comes, round 3 asks; with nothing come since, round 4 asks again.
+    Options o;
+    o.algorithm = "ab";
+    o.size = 2;
+    o.block = 200;
+    o.mtu = 64;
+    o.collectives = 1;
+    Cluster cluster(o);
+    int let = 1;  // packets 1's fabric takes before it refuses
+    cluster.refuse_from = [&let](Rank src) { return src == 1 && let-- <= 0; };
+    cluster.post_all();
+    cluster.drain();
+    const auto asked = [&] { return cluster.agent(0).stats().nacks_sent; };
+    const auto one_more = [&] {
+        let = 1;
+        EXPECT_FALSE(failed(cluster.agent(1).progress()));
+        cluster.drain();
+    };
+    cluster.timeout(0);
+    cluster.drain();
+    EXPECT_EQ(asked(), 1u);
+    one_more();
+    cluster.timeout(0);
+    EXPECT_EQ(asked(), 1u);
+    one_more();
+    cluster.timeout(0);
+    cluster.drain();
+    EXPECT_EQ(asked(), 2u);
+    cluster.timeout(0);
+    cluster.drain();
+    EXPECT_EQ(asked(), 3u);
+    EXPECT_EQ(cluster.agent(1).stats().retransmitted, 0u);  // 1 held them all queued
+    cluster.refuse_from = nullptr;
+    EXPECT_FALSE(failed(cluster.agent(1).progress()));
+    cluster.drain();
+    for (Rank r = 0; r < o.size; ++r) EXPECT_EQ(cluster.agent(r).test(0), Status::ok) << r;
+    EXPECT_EQ(cluster.total().duplicates, 0u);
 }
 
 TEST(AllgatherOp, ACompleteRankStillAnswersNacks) {
