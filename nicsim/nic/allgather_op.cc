@@ -16,12 +16,6 @@ std::uint32_t index_of(const PacketHeader& h) {
     return h.step & kIndexMask;
 }
 
-// The packet sent again in answer to a NACK.
-PacketHeader resent(PacketHeader h) {
-    h.flags |= kResent;
-    return h;
-}
-
 // Where `origin` comes among the blocks the ranges name, in their order.
 std::optional<std::size_t> position(std::span<const plan::BlockRange> blocks, Rank origin) {
     std::size_t before = 0;
@@ -256,12 +250,9 @@ Status AllgatherOp::resend_step(Rank src, std::size_t step, std::uint32_t index,
     if (origin != rank_ || to.peer != src || index >= to.packets) {
         return Status::protocol;  // src gets no such packet from this rank
     }
-    const PacketHeader h = header(PacketKind::allgather, step, index, rank_);
-    if (step > step_ || (step == step_ && !step_sent_) || nic_.holds(src, h)) {
-        return status();  // not sent yet: it leaves in the normal course
-    }
-    ++stats_.retransmitted;
-    const Status s = send(src, resent(h), packet_of(to, index));
+    if (step > step_ || (step == step_ && !step_sent_)) return status();  // not sent yet
+    const Status s =
+        resend(src, header(PacketKind::allgather, step, index, rank_), packet_of(to, index));
     return failed(s) ? s : status();
 }
 
@@ -282,10 +273,8 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
     Status s;
     const std::optional<std::size_t> slot = from ? hop_slot(*from, origin, index) : std::nullopt;
     if (!from || arrived_[*from].has(*slot)) {
-        const PacketHeader h = header(PacketKind::allgather, step, index, origin);
-        if (nic_.holds(src, h)) return status();  // not sent yet: it leaves in the normal course
-        ++stats_.retransmitted;
-        s = send(src, resent(h), block_packet(origin, index));
+        s = resend(src, header(PacketKind::allgather, step, index, origin),
+                   block_packet(origin, index));
     } else if (!asked_[*from].has(*slot)) {
         ++stats_.nacks_forwarded;
         s = ask(*from, *slot);
@@ -293,6 +282,13 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
         s = Status::ok;  // asked already: the packet goes on to src too once it arrives
     }
     return failed(s) ? s : status();
+}
+
+Status AllgatherOp::resend(Rank src, PacketHeader header, const Layout& layout) {
+    if (nic_.holds(src, header)) return Status::ok;  // not sent yet: it leaves in the normal course
+    ++stats_.retransmitted;
+    header.flags |= kResent;
+    return send(src, header, layout);
 }
 
 NICSIM_HOT_PATH

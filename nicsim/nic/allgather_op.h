@@ -195,6 +195,9 @@ private:
     Layout expected(std::size_t step, std::size_t slot) const;
 
     Status send(Rank dst, PacketHeader header, const Layout& layout);
+    // Sends the packet `header` names to src again, flagged kResent, unless this NIC still holds
+    // it queued for src.
+    Status resend(Rank src, PacketHeader header, const Layout& layout);
     // The bytes of `piece` of the gathered buffer: from own_ while this rank's block is not yet
     // in result_ (a piece that only partly covers it copies it there first).
     std::span<const std::byte> bytes_of(plan::ByteRange piece);
