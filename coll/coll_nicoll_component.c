@@ -13,6 +13,8 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 
+#include "nicoll_tuning.h"
+
 static int nicoll_register(void);
 static int nicoll_open(void);
 static int nicoll_close(void);
@@ -35,11 +37,8 @@ nicoll_component_t mca_coll_nicoll_component = {
     .output = -1,
 };
 
-/* auto's choices where the engine has no model of this machine yet. Packets pipeline a message
- * down a tree, so where ranks forward they are cut small; between two ranks nothing is forwarded
- * and every packet only costs a PML message (or a process_vm_readv) more. */
-#define NICOLL_AUTO_PACKET_SIZE 65536
-#define NICOLL_AUTO_PACKET_SIZE_PAIR (4 << 20)
+/* auto's credits where the engine has no model of this machine yet (its packet size:
+ * nicoll_tuning_auto_packet_size). */
 #define NICOLL_AUTO_CREDITS 8
 /* auto keeps a communicator's receive buffers near this many (LFC's fixed NIC memory, shared
  * among the senders), with at least one credit per peer. */
@@ -103,9 +102,9 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0, NULL},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Payload bytes per engine packet, 1..67108864, or auto (65536; 4194304 on communicators "
-     "of two ranks, where no rank forwards). Must be the same on every rank: nicoll declines a "
-     "communicator whose ranks differ.",
+     "Payload bytes per engine packet, 1..67108864, or auto (the tuning table's, else 65536; "
+     "4194304 on communicators of two ranks, where no rank forwards). Must be the same on every "
+     "rank: nicoll declines a communicator whose ranks differ.",
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
@@ -365,7 +364,7 @@ size_t nicoll_packet_size(int comm_size)
     if (0 != tuned) {
         return tuned;
     }
-    return 2 == comm_size ? NICOLL_AUTO_PACKET_SIZE_PAIR : NICOLL_AUTO_PACKET_SIZE;
+    return nicoll_tuning_auto_packet_size(comm_size);
 }
 
 int nicoll_credits(int comm_size)

@@ -69,4 +69,8 @@ int nicoll_tuning_decide(const nicoll_tuning_t* table, nicoll_tuning_section_t s
     return 1;
 }
 
+size_t nicoll_tuning_auto_packet_size(int comm_size) {
+    return comm_size == 2 ? std::size_t{4} << 20 : 65536;
+}
+
 }  // extern "C"

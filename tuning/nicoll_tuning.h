@@ -55,6 +55,14 @@ int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t s
                          int comm_size, size_t bytes, int nodes, int ppn,
                          nicoll_tuning_decision_t *decision);
 
+/* The packet size `auto` comes to where no rule of any table sets one (coll_nicoll_packet_size's
+ * auto, which nicoll-tune show reports): 65536, since where ranks forward, packets pipeline a
+ * message down a tree; 4 MiB between two ranks, where nothing is forwarded and every packet costs
+ * a PML or UCX message more. (Over shared memory two ranks' staged packets pipeline the sender's
+ * copy in with the receiver's copy out: the embedded table's rules for two ranks of one node say
+ * so, docs/tuning.md.) */
+size_t nicoll_tuning_auto_packet_size(int comm_size);
+
 #ifdef __cplusplus
 }
 #endif

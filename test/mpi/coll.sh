@@ -60,13 +60,14 @@ report() {
 
 # The packet sizes test_coll puts its boundary counts at, for a run on NP ranks: the run's, or
 # for `auto` the sizes in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default auto's
-# choice, 4 MiB on 2 ranks and 65536 on more). A packet larger than the transport's inline limit
-# (4000 bytes) also gets boundaries there: payloads of up to 4000 bytes travel with their
-# headers, larger ones apart.
+# choice, 65536, and on 2 ranks 4 MiB and the 32 KiB and 64 KiB the embedded table cuts their
+# broadcasts into on one node). A packet larger than the transport's inline limit (4000 bytes)
+# also gets boundaries there: payloads of up to 4000 bytes travel with their headers, larger
+# ones apart.
 packet_sizes() { # SIZE NP
     size=$1
     auto=65536
-    [ "$2" -eq 2 ] && auto=4194304
+    [ "$2" -eq 2 ] && auto=4194304,65536,32768,4000
     [ "$size" = auto ] && size=${NICOLL_TEST_AUTO_PACKET_SIZES:-$auto}
     case $size in
         *,*) echo "$size" ;;

@@ -54,6 +54,16 @@ check "the embedded default's rules for 5-32 ranks of one node (flat) stay on on
                ! "$1" show --file - --coll $c --comm-size 8 --bytes 1k --nodes 2 --ppn 4 |
                    grep -q "^  algorithm    flat" || exit 1
            done' _ "$tune"
+check "the embedded default's rules for 2 ranks cut broadcasts smaller on one node only" \
+    sh -c '"$1" show --file - --coll bcast --comm-size 2 --bytes 1M --nodes 1 --ppn 2 |
+               grep -q "^  packet_size  65536 *from rule embedded default" &&
+           "$1" show --file - --coll bcast --comm-size 2 --bytes 1M --nodes 2 --ppn 1 |
+               grep -q "^  packet_size  4194304 *from rule embedded default"' _ "$tune"
+check "show's auto packet size is the component's (4 MiB on 2 ranks, 64 KiB above)" \
+    sh -c '"$1" show --file - --coll bcast --comm-size 2 --bytes 1k |
+               grep -q "^  packet_size  4194304 *from auto" &&
+           "$1" show --file - --coll bcast --comm-size 3 --bytes 1k |
+               grep -q "^  packet_size  65536 *from auto"' _ "$tune"
 
 # bad_input DESCRIPTION WORD ARGS...: exit 2 and exactly one line that names WORD
 bad_input() {

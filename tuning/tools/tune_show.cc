@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "nicoll_tuning.h"
 #include "nicsim/nicsim.h"
 #include "plan/kbinomial.h"
 #include "tune.h"
@@ -12,10 +13,6 @@
 namespace nicoll::tune {
 
 namespace {
-
-// The component's auto packet size and credits (coll/coll_nicoll_component.c).
-constexpr std::uint64_t kAutoPacket = 65536;
-constexpr std::uint64_t kAutoPacketPair = 1 << 20;
 
 struct Line {
     std::string value;
@@ -97,7 +94,7 @@ int cmd_show(const Args& args) {
     };
 
     // packet size, needed for auto k as well
-    std::uint64_t transport_packet = q.comm_size == 2 ? kAutoPacketPair : kAutoPacket;
+    std::uint64_t transport_packet = nicoll_tuning_auto_packet_size(q.comm_size);
     Line packet{std::to_string(transport_packet), "auto (coll_nicoll_packet_size's auto)"};
     tuning::Query tq = q;
     tq.section = tuning::Section::Transport;
