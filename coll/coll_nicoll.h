@@ -21,6 +21,7 @@
 #include "opal/util/output.h"
 
 #include "nicsim/nicsim.h"
+#include "nicoll_tuning.h"
 
 BEGIN_C_DECLS
 
@@ -328,6 +329,7 @@ typedef struct nicoll_decided {
     bool valid;
     size_t bytes;
     int nodes; /* 0 before the communicator's locality is gathered */
+    nicoll_tuning_fabric_t fabric;
     nicoll_decision_t decision;
 } nicoll_decided_t;
 
@@ -355,8 +357,10 @@ typedef struct nicoll_module {
     mca_coll_base_module_t *previous_allreduce_module;
 
     /* The communicator's nodes and the most of its ranks on one node, for tuning rules with
-     * nodes or ppn; 0 until the locality is gathered (coll_nicoll_locality.c). */
+     * nodes or ppn; 0 until the locality is gathered (coll_nicoll_locality.c). And what carries
+     * its packets, for rules with a fabric: known with its fabrics (coll_nicoll_transport.c). */
     int nodes, ppn;
+    nicoll_tuning_fabric_t fabric;
     /* Per collective, the last decision: an application repeats its calls, and the same inputs
      * always decide alike. */
     nicoll_decided_t decided[NICOLL_COLLS];

@@ -13,8 +13,6 @@
 #include "opal/mca/base/mca_base_pvar.h"
 #include "opal/mca/base/mca_base_var.h"
 
-#include "nicoll_tuning.h"
-
 static int nicoll_register(void);
 static int nicoll_open(void);
 static int nicoll_close(void);

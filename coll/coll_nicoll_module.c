@@ -21,6 +21,7 @@ static void nicoll_module_construct(nicoll_module_t *m)
     m->previous_ibcast_module = m->previous_iallgather_module = m->previous_ibarrier_module = NULL;
     m->previous_allreduce_module = NULL;
     m->nodes = m->ppn = 0;
+    m->fabric = NICOLL_TUNING_FABRIC_UNKNOWN;
     memset(m->decided, 0, sizeof(m->decided));
 }
 

@@ -229,6 +229,15 @@ static void choose_fabrics(nicoll_module_t *m)
         peers[f] += i != rank;
     }
     t->pml_peers = peers[2];
+    /* For tuning rules, alike on every rank: the locality is gathered, the segment and UCX
+     * agreed (but a rank alone on its node has no segment while its node's peers elsewhere do:
+     * over several nodes with more than one rank on some, mixed). */
+    const nicoll_tuning_fabric_t apart = NULL != t->ucx ? NICOLL_TUNING_FABRIC_UCX
+                                                        : NICOLL_TUNING_FABRIC_PML;
+    m->fabric = 0 == m->nodes   ? NICOLL_TUNING_FABRIC_UNKNOWN
+                : 1 == m->nodes ? (NULL != t->shm ? NICOLL_TUNING_FABRIC_SHM : apart)
+                : 1 == m->ppn   ? apart
+                                : NICOLL_TUNING_FABRIC_MIXED;
     t->fabric_count = 0;
     if (NULL != t->shm) {
         t->fabrics[t->fabric_count++] = &nicoll_fabric_shm;

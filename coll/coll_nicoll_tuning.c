@@ -54,17 +54,17 @@ void nicoll_tuning_close(void)
 
 /* The table's rule, from the loaded file or else the embedded default: 1 when one matched. */
 static int rule(nicoll_tuning_section_t section, int comm_size, size_t bytes, int nodes, int ppn,
-                nicoll_tuning_decision_t *d, const char **from)
+                nicoll_tuning_fabric_t fabric, nicoll_tuning_decision_t *d, const char **from)
 {
     const nicoll_tuning_t *t =
         NULL != NICOLL_C->tuning ? NICOLL_C->tuning : nicoll_tuning_embedded();
-    if (nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, d)) {
+    if (nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, fabric, d)) {
         *from = nicoll_tuning_name(t);
         return 1;
     }
     t = nicoll_tuning_embedded();
     *from = nicoll_tuning_name(t);
-    return nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, d);
+    return nicoll_tuning_decide(t, section, comm_size, bytes, nodes, ppn, fabric, d);
 }
 
 /* The engine's algorithm table of each collective. */
@@ -89,10 +89,11 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
     nicoll_tuning_decision_t r = {.algorithm = -1, .k = 0, .packet_size = 0, .credits = 0,
                                   .rule = "none"};
     const char *from = "auto";
-    /* nodes and ppn are known once the communicator's locality is gathered, at its first
+    /* nodes, ppn and the fabric are known once the communicator is set up, at its first
      * collective (before an allgather decides, after a bcast or barrier does): the same on every
      * rank either way. */
-    if (!rule((nicoll_tuning_section_t) coll, size, bytes, m->nodes, m->ppn, &r, &from)) {
+    if (!rule((nicoll_tuning_section_t) coll, size, bytes, m->nodes, m->ppn, m->fabric, &r,
+              &from)) {
         from = "auto";
     }
     int mca_algorithm, mca_k = NICOLL_AUTO;
@@ -132,11 +133,12 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
             snprintf(k, sizeof(k), "%d", d->k);
         }
         NICOLL_VERBOSE(20, "%s on %s (cid %u), %zu bytes: algorithm %s k %s packet_size %zu "
-                           "(rule %s of %s, nodes %d ppn %d; MCA variables override)",
+                           "(rule %s of %s, nodes %d ppn %d fabric %s; MCA variables "
+                           "override)",
                        nicoll_coll_names[coll], m->transport.comm->c_name,
                        (unsigned) m->transport.comm->c_contextid, bytes,
                        nicsim_algorithm_name(table, d->algorithm), k, d->packet_size,
-                       r.rule, from, m->nodes, m->ppn);
+                       r.rule, from, m->nodes, m->ppn, nicoll_tuning_fabric_name(m->fabric));
     }
 }
 
@@ -146,13 +148,15 @@ void nicoll_decide(nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_
     /* The same inputs decide alike: a repeated call takes the last decision (not at verbosity
      * 20, which reports every decision's rule). */
     nicoll_decided_t *last = &m->decided[coll];
-    if (last->valid && last->bytes == bytes && last->nodes == m->nodes && NICOLL_C->verbose < 20) {
+    if (last->valid && last->bytes == bytes && last->nodes == m->nodes &&
+        last->fabric == m->fabric && NICOLL_C->verbose < 20) {
         *d = last->decision;
     } else {
         decide(m, coll, bytes, d);
         last->valid = true;
         last->bytes = bytes;
         last->nodes = m->nodes;
+        last->fabric = m->fabric;
         last->decision = *d;
     }
     count(coll, d->algorithm);
@@ -164,7 +168,8 @@ void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits)
                                   .rule = "none"};
     const char *from = NULL;
     /* before the locality is known: transport rules match on the communicator size only */
-    (void) rule(NICOLL_TUNING_TRANSPORT, comm_size, 0, 0, 0, &r, &from);
+    (void) rule(NICOLL_TUNING_TRANSPORT, comm_size, 0, 0, 0, NICOLL_TUNING_FABRIC_UNKNOWN, &r,
+                &from);
     *packet_size = r.packet_size;
     *credits = r.credits;
 }

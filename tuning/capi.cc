@@ -52,13 +52,14 @@ unsigned long long nicoll_tuning_digest(const nicoll_tuning_t* table) {
 
 int nicoll_tuning_decide(const nicoll_tuning_t* table, nicoll_tuning_section_t section,
                          int comm_size, size_t bytes, int nodes, int ppn,
-                         nicoll_tuning_decision_t* decision) {
+                         nicoll_tuning_fabric_t fabric, nicoll_tuning_decision_t* decision) {
     nicoll::tuning::Query q;
     q.section = static_cast<nicoll::tuning::Section>(section);
     q.comm_size = comm_size;
     q.bytes = bytes;
     q.nodes = nodes;
     q.ppn = ppn;
+    q.fabric = static_cast<nicoll::tuning::Fabric>(fabric);
     const nicoll::tuning::Rule* r = nicoll::tuning::decide(table->table, q);
     if (r == nullptr) return 0;
     decision->algorithm = r->algorithm;
@@ -67,6 +68,10 @@ int nicoll_tuning_decide(const nicoll_tuning_t* table, nicoll_tuning_section_t s
     decision->credits = r->credits;
     decision->rule = r->name.c_str();
     return 1;
+}
+
+const char* nicoll_tuning_fabric_name(nicoll_tuning_fabric_t fabric) {
+    return nicoll::tuning::fabric_name(static_cast<nicoll::tuning::Fabric>(fabric)).data();
 }
 
 size_t nicoll_tuning_auto_packet_size(int comm_size) {

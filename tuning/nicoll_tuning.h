@@ -27,6 +27,19 @@ typedef enum nicoll_tuning_section {
 
 typedef struct nicoll_tuning nicoll_tuning_t;
 
+/* What carries a communicator's packets, for rules with a fabric: every rank reaches every peer
+ * through shared memory (one node), UCX or the PML; several (shared memory inside nodes, another
+ * fabric between them); or not known yet (before its first collective). */
+typedef enum nicoll_tuning_fabric {
+    NICOLL_TUNING_FABRIC_UNKNOWN = 0,
+    NICOLL_TUNING_FABRIC_SHM,
+    NICOLL_TUNING_FABRIC_UCX,
+    NICOLL_TUNING_FABRIC_PML,
+    NICOLL_TUNING_FABRIC_MIXED
+} nicoll_tuning_fabric_t;
+/* "unknown", "shm", "ucx", "pml", "mixed". */
+const char *nicoll_tuning_fabric_name(nicoll_tuning_fabric_t fabric);
+
 /* What a rule decided; 0 or -1 mean auto, as in the MCA variables. */
 typedef struct nicoll_tuning_decision {
     int algorithm;            /* engine table index (nicsim_algorithm_find), -1: auto */
@@ -48,19 +61,19 @@ const char *nicoll_tuning_provenance(const nicoll_tuning_t *table);
 /* A digest of the table's text: ranks that must decide alike compare it. */
 unsigned long long nicoll_tuning_digest(const nicoll_tuning_t *table);
 
-/* The decision of the first rule matching (section, comm_size, bytes, nodes, ppn); nodes and ppn
- * 0 when unknown. Returns 1 with *decision set, or 0 when the table has no rules for the section
- * (then the caller asks the next table). */
+/* The decision of the first rule matching (section, comm_size, bytes, nodes, ppn, fabric); nodes
+ * and ppn 0 when unknown. Returns 1 with *decision set, or 0 when the table has no rules for the
+ * section (then the caller asks the next table). */
 int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t section,
                          int comm_size, size_t bytes, int nodes, int ppn,
-                         nicoll_tuning_decision_t *decision);
+                         nicoll_tuning_fabric_t fabric, nicoll_tuning_decision_t *decision);
 
 /* The packet size `auto` comes to where no rule of any table sets one (coll_nicoll_packet_size's
  * auto, which nicoll-tune show reports): 65536, since where ranks forward, packets pipeline a
  * message down a tree; 4 MiB between two ranks, where nothing is forwarded and every packet costs
  * a PML or UCX message more. (Over shared memory two ranks' staged packets pipeline the sender's
- * copy in with the receiver's copy out: the embedded table's rules for two ranks of one node say
- * so, docs/tuning.md.) */
+ * copy in with the receiver's copy out: the embedded table's rules for that fabric say so,
+ * docs/tuning.md.) */
 size_t nicoll_tuning_auto_packet_size(int comm_size);
 
 #ifdef __cplusplus

@@ -268,6 +268,19 @@ private:
                 if (key == "bytes") r.bytes = *rg;
                 if (key == "nodes") r.nodes = *rg;
                 if (key == "ppn") r.ppn = *rg;
+            } else if (key == "fabric") {
+                if (transport) {
+                    not_here(" (its settings are chosen before the fabric is known)");
+                    continue;
+                }
+                const auto f = value.type == Type::String ? find_fabric(value.text) : std::nullopt;
+                if (!f) {
+                    error(value.at, p,
+                          "unknown fabric " + quoted(value) + " (known: shm, ucx, pml)");
+                    ok = false;
+                    continue;
+                }
+                r.fabric = *f;
             } else if (key == "algorithm") {
                 if (transport) {
                     not_here(" (algorithms are chosen per collective)");
@@ -360,8 +373,8 @@ private:
             } else {
                 error(v.key_at[i], p,
                       "unknown key \"" + key +
-                          "\" (known: comm_size, bytes, nodes, ppn, algorithm, k, packet_size, "
-                          "credits, forwarding, comment)");
+                          "\" (known: comm_size, bytes, nodes, ppn, fabric, algorithm, k, "
+                          "packet_size, credits, forwarding, comment)");
                 ok = false;
             }
         }
@@ -387,21 +400,21 @@ private:
     }
 
     // In order, no overlap, no gap: communicator sizes 2..inf, and bytes 0..inf for each
-    // communicator-size range. Rules with nodes or ppn are refinements: they must come before
-    // every general rule they meet, or they could never match.
+    // communicator-size range. Rules with nodes, ppn or a fabric are refinements: they must come
+    // before every general rule they meet, or they could never match.
     void coverage(Section s, const std::vector<Rule>& rules, const std::string& path) {
         const Rule* prev = nullptr;
         std::uint64_t next_comm = 2;  // the smallest communicator size not yet covered
         std::vector<const Rule*> general;
         for (const Rule& r : rules) {
             const std::string p = path + "[" + std::to_string(r.index) + "]";
-            if (r.nodes || r.ppn) {
+            if (r.refines()) {
                 for (const Rule* g : general) {
                     if (g->comm_size.overlaps(r.comm_size) && g->bytes.overlaps(r.bytes)) {
                         error(r.at, p,
                               "never matches where " + g->path() + " already decides (comm_size " +
                                   format_range(g->comm_size) + ", bytes " + format_range(g->bytes) +
-                                  "); put rules with nodes or ppn first");
+                                  "); put rules with nodes, ppn or fabric first");
                         return;
                     }
                 }
@@ -456,7 +469,8 @@ private:
         }
         if (prev == nullptr) {
             error(rules.front().at, path,
-                  "only rules with nodes or ppn: sizes where locality is unknown are not covered");
+                  "only rules with nodes, ppn or fabric: sizes where they are unknown are not "
+                  "covered");
             return;
         }
         if (prev->bytes.hi != kInf) {
@@ -482,6 +496,7 @@ bool matches(const Rule& r, const Query& q) {
     if (r.nodes && (q.nodes <= 0 || !r.nodes->contains(static_cast<std::uint64_t>(q.nodes))))
         return false;
     if (r.ppn && (q.ppn <= 0 || !r.ppn->contains(static_cast<std::uint64_t>(q.ppn)))) return false;
+    if (r.fabric && q.fabric != *r.fabric) return false;
     return true;
 }
 
@@ -489,6 +504,18 @@ bool matches(const Rule& r, const Query& q) {
 
 std::string_view section_name(Section s) {
     return kSectionNames[static_cast<int>(s)];
+}
+
+std::string_view fabric_name(Fabric f) {
+    constexpr std::array<std::string_view, 5> names = {"unknown", "shm", "ucx", "pml", "mixed"};
+    return names[static_cast<int>(f)];
+}
+
+std::optional<Fabric> find_fabric(std::string_view name) {
+    for (const Fabric f : {Fabric::Shm, Fabric::Ucx, Fabric::Pml}) {
+        if (fabric_name(f) == name) return f;
+    }
+    return std::nullopt;
 }
 
 std::optional<Section> find_section(std::string_view name) {

@@ -2,9 +2,9 @@
 //
 // A tuning file (man nicoll-tuning(5)) is a JSON document: a version, optional provenance, and
 // per collective an ordered list of rules, each matching a range of communicator sizes and of
-// message sizes (optionally of nodes and processes per node) and naming an algorithm and its
-// parameters. The loader checks everything a rule could get wrong and reports every error with
-// the file, line:column, JSON path and reason, so a bad file is never half used: the component
+// message sizes (optionally of nodes, processes per node and the fabric) and naming an algorithm
+// and its parameters. The loader checks everything a rule could get wrong and reports every error
+// with the file, line:column, JSON path and reason, so a bad file is never half used: the component
 // takes all of it or none (and then its embedded default). Rules without locality conditions
 // must tile communicator sizes 2..inf and, for each communicator-size range, bytes 0..inf, in
 // order, with neither gaps nor overlaps; so every (size, bytes) cell has exactly one such rule,
@@ -39,6 +39,13 @@ constexpr int kMaxK = 64;                          // coll_nicoll_bcast_k's rang
 constexpr std::uint64_t kMaxPacketSize = 1 << 26;  // coll_nicoll_packet_size's range
 constexpr int kMaxCredits = 1024;                  // NICSIM_CREDITS_MAX
 
+// What carries a communicator's packets (nicoll_tuning_fabric_t): a rule with a fabric matches
+// only a communicator whose every rank reaches every peer through it.
+enum class Fabric { Unknown, Shm, Ucx, Pml, Mixed };
+std::string_view fabric_name(Fabric f);
+// "shm", "ucx" or "pml": the fabrics a rule may name.
+std::optional<Fabric> find_fabric(std::string_view name);
+
 struct Range {
     std::uint64_t lo = 0;
     std::uint64_t hi = kInf;  // inclusive
@@ -58,6 +65,9 @@ struct Rule {
     Range bytes;
     std::optional<Range> nodes;  // locality conditions: the rule matches only when known
     std::optional<Range> ppn;
+    std::optional<Fabric> fabric;
+    // A refinement matches only where the locality (or the fabric) is known.
+    bool refines() const { return nodes || ppn || fabric; }
     int algorithm = -1;             // engine table index, -1: auto (or none: transport)
     int k = 0;                      // kbinomial fanout, 0: auto
     std::uint64_t packet_size = 0;  // 0: auto (the transport's, or the component's auto)
@@ -93,6 +103,7 @@ struct Query {
     std::uint64_t bytes = 0;
     int nodes = 0;  // 0: unknown
     int ppn = 0;    // 0: unknown
+    Fabric fabric = Fabric::Unknown;
 };
 
 // The first rule of the query's section (or of its blocking form's, when the file has no section

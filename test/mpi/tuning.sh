@@ -118,6 +118,23 @@ mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 --mca co
     --mca coll_nicoll_tuning_file "$dir/locality.json" "$bench" bcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
 check "a rule with nodes 1 and ppn 3 decides on one node of 3 ranks (chain)" ran_only bcast chain
 
+# The fabric: a rule for shared memory decides where the ranks share memory, and not where they
+# are told to use the PML (its rule for pml decides there).
+cat >"$dir/fabric.json" <<'JSON'
+{"version": 1,
+ "bcast": [{"comm_size": [2, "inf"], "bytes": [0, "inf"], "fabric": "shm", "algorithm": "chain"},
+           {"comm_size": [2, "inf"], "bytes": [0, "inf"], "fabric": "pml", "algorithm": "binary"},
+           {"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "binomial"}]}
+JSON
+for case in auto:chain pml:binary; do
+    transport=${case%%:*} algorithm=${case#*:}
+    mpirun_test -np 3 --mca coll "$components" --mca coll_nicoll_verbose 20 --mca coll_nicoll_stats 1 \
+        --mca coll_nicoll_transport "$transport" --mca coll_nicoll_tuning_file "$dir/fabric.json" \
+        "$bench" bcast --sizes 4096 -i 3 -x 1 >"$log" 2>&1
+    check "a rule with a fabric decides for coll_nicoll_transport $transport ($algorithm)" \
+        ran_only bcast "$algorithm"
+done
+
 # Packet sizes and credits from a file: the transport section's for the communicator, a bcast
 # rule's for its calls; test_coll's packet-boundary counts at both, every check passing.
 cat >"$dir/packets.json" <<'JSON'

@@ -54,10 +54,12 @@ check "the embedded default's rules for 5-32 ranks of one node (flat) stay on on
                ! "$1" show --file - --coll $c --comm-size 8 --bytes 1k --nodes 2 --ppn 4 |
                    grep -q "^  algorithm    flat" || exit 1
            done' _ "$tune"
-check "the embedded default's rules for 2 ranks cut broadcasts smaller on one node only" \
-    sh -c '"$1" show --file - --coll bcast --comm-size 2 --bytes 1M --nodes 1 --ppn 2 |
+check "the embedded default's rules for 2 ranks cut broadcasts smaller over shared memory only" \
+    sh -c '"$1" show --file - --coll bcast --comm-size 2 --bytes 1M --nodes 1 --ppn 2 --fabric shm |
                grep -q "^  packet_size  65536 *from rule embedded default" &&
-           "$1" show --file - --coll bcast --comm-size 2 --bytes 1M --nodes 2 --ppn 1 |
+           "$1" show --file - --coll bcast --comm-size 2 --bytes 1M --nodes 1 --ppn 2 --fabric pml |
+               grep -q "^  packet_size  4194304 *from rule embedded default" &&
+           "$1" show --file - --coll bcast --comm-size 2 --bytes 1M |
                grep -q "^  packet_size  4194304 *from rule embedded default"' _ "$tune"
 check "show's auto packet size is the component's (4 MiB on 2 ranks, 64 KiB above)" \
     sh -c '"$1" show --file - --coll bcast --comm-size 2 --bytes 1k |
@@ -77,6 +79,7 @@ bad_input "an unknown command is named" frobnicate frobnicate
 bad_input "validate needs one file" "expected one FILE" validate
 bad_input "show: an unknown collective is named" "--coll reduce" show --coll reduce --comm-size 4 --bytes 1
 bad_input "show: a bad size is named" "12x" show --coll bcast --comm-size 4 --bytes 12x
+bad_input "show: an unknown fabric is named" "--fabric tcp" show --coll bcast --comm-size 2 --bytes 1 --fabric tcp
 bad_input "generate needs --model or --measure" "--model PRESET and --measure" generate --sizes 1
 bad_input "generate: an unknown preset is named" "--model nope" generate --model nope --comm-sizes 4 --sizes 1
 bad_input "generate: an unknown option is named" "--speed" generate --model kesavan97 --speed 3

@@ -81,7 +81,7 @@ std::vector<BadCase> bad_cases() {
          bcast(
              R"({"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "chain", "fanout": 3})"),
          {"f.json:1:95: $.bcast[0].fanout: unknown key \"fanout\" (known: comm_size, bytes, nodes, "
-          "ppn, algorithm, k, "
+          "ppn, fabric, algorithm, k, "
           "packet_size, credits, forwarding, comment)"}},
         {"missing_keys",
          bcast(R"({"algorithm": "chain"})"),
@@ -199,7 +199,17 @@ std::vector<BadCase> bad_cases() {
                   {"comm_size": [2, "inf"], "bytes": [0, "inf"], "nodes": [2, 4], "algorithm": "binomial"})"),
          {"f.json:2:19: $.bcast[1]: never matches where bcast[0] already decides (comm_size [2, "
           "inf], bytes [0, "
-          "inf]); put rules with nodes or ppn first"}},
+          "inf]); put rules with nodes, ppn or fabric first"}},
+        {"shadowed_fabric_refinement",
+         bcast(R"({"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "chain"},
+                  {"comm_size": [2, 2], "bytes": [0, "inf"], "fabric": "shm", "algorithm": "flat"})"),
+         {"f.json:2:19: $.bcast[1]: never matches where bcast[0] already decides (comm_size [2, "
+          "inf], bytes [0, "
+          "inf]); put rules with nodes, ppn or fabric first"}},
+        {"unknown_fabric",
+         bcast(R"({"comm_size": [2, "inf"], "bytes": [0, "inf"], "fabric": "tcp", "algorithm": "chain"},
+                  {"comm_size": [2, "inf"], "bytes": [0, "inf"], "algorithm": "chain"})"),
+         {"f.json:1:83: $.bcast[0].fabric: unknown fabric \"tcp\" (known: shm, ucx, pml)"}},
         {"bytes_in_transport",
          "{\"version\": 1, \"transport\": [{\"comm_size\": [2, \"inf\"], \"bytes\": 0}]}",
          {"f.json:1:56: $.transport[0].bytes: bytes does not apply to transport (its settings hold "
@@ -250,6 +260,7 @@ const std::string kGood = R"({
     {"comm_size": [8, "inf"], "bytes": ["8k", "inf"], "algorithm": "kbinomial", "k": 2, "packet_size": "16k"}
   ],
   "allgather": [
+    {"comm_size": [2, 2], "bytes": ["2M", "inf"], "fabric": "shm", "algorithm": "ab", "packet_size": "1M"},
     {"comm_size": [1, "inf"], "bytes": [0, 1023], "algorithm": "rd"},
     {"comm_size": [1, "inf"], "bytes": ["1k", "inf"], "algorithm": "ab"}
   ],
@@ -258,12 +269,14 @@ const std::string kGood = R"({
   ]
 })";
 
-const Rule& decided(const Table& t, Section s, int comm, std::uint64_t bytes, int nodes = 0) {
+const Rule& decided(const Table& t, Section s, int comm, std::uint64_t bytes, int nodes = 0,
+                    Fabric fabric = Fabric::Unknown) {
     Query q;
     q.section = s;
     q.comm_size = comm;
     q.bytes = bytes;
     q.nodes = nodes;
+    q.fabric = fabric;
     const Rule* r = decide(t, q);
     EXPECT_NE(r, nullptr);
     static Rule none;
@@ -290,6 +303,13 @@ TEST(Tuning, GoodFileDecides) {
               nicsim_algorithm_find(NICSIM_COLL_ALLGATHER, "rd"));
     EXPECT_EQ(decided(t, Section::Iallgather, 5, 1024).algorithm,
               nicsim_algorithm_find(NICSIM_COLL_ALLGATHER, "ab"));
+    // a fabric's rule: only where every peer is reached through it
+    EXPECT_EQ(decided(t, Section::Allgather, 2, 4 << 20, 1, Fabric::Shm).path(), "allgather[0]");
+    EXPECT_EQ(decided(t, Section::Allgather, 2, 4 << 20, 1, Fabric::Shm).packet_size, 1u << 20);
+    EXPECT_EQ(decided(t, Section::Allgather, 2, 4 << 20, 1, Fabric::Pml).path(), "allgather[2]");
+    EXPECT_EQ(decided(t, Section::Allgather, 2, 4 << 20, 2, Fabric::Mixed).path(), "allgather[2]");
+    EXPECT_EQ(decided(t, Section::Allgather, 2, 4 << 20).path(), "allgather[2]");  // not known yet
+    EXPECT_EQ(decided(t, Section::Allgather, 3, 4 << 20, 1, Fabric::Shm).path(), "allgather[2]");
     EXPECT_EQ(decided(t, Section::Ibarrier, 3, 0).path(), "ibarrier[0]");
     EXPECT_EQ(decided(t, Section::Transport, 2, 0).packet_size, 1u << 20);
     EXPECT_EQ(decided(t, Section::Transport, 2, 0).credits, 8);

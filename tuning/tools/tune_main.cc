@@ -13,10 +13,11 @@ constexpr const char* kHelp =
     R"(usage: nicoll-tune COMMAND [options]   (man nicoll-tune, man nicoll-tuning)
   validate FILE                    check a tuning file: exit 0 and a one-line summary, or every
                                    error (FILE:LINE:COL: JSON-PATH: reason) and exit 1
-  show [--file FILE] --coll C --comm-size N --bytes B [--nodes N --ppn N]
+  show [--file FILE] --coll C --comm-size N --bytes B [--nodes N --ppn N --fabric F]
                                    the decision for one call and what made it: an MCA variable
                                    (OMPI_MCA_coll_nicoll_* in the environment), a rule of FILE,
-                                   or a rule of the embedded default; --file - : the default only
+                                   or a rule of the embedded default; --file - : the default only;
+                                   --fabric: shm, ucx or pml carries every packet
   generate --model PRESET|FILE --comm-sizes LIST --sizes LIST [--colls LIST]
            [--algorithms LIST] [--packet-sizes LIST] [--set NAME=VALUE ...] [--out FILE]
                                    run the engine's simulator (nicsim presets, or a preset file

@@ -29,8 +29,9 @@ std::string mca(const char* name) {
 
 int cmd_show(const Args& args) {
     std::string why;
-    auto o = parse_options(args, {"--file", "--coll", "--comm-size", "--bytes", "--nodes", "--ppn"},
-                           {}, {}, &why);
+    auto o = parse_options(
+        args, {"--file", "--coll", "--comm-size", "--bytes", "--nodes", "--ppn", "--fabric"}, {},
+        {}, &why);
     if (!o) return usage_error("show", why);
     if (!o->has("--coll") || !o->has("--comm-size"))
         return usage_error("show", "--coll and --comm-size are required");
@@ -56,6 +57,10 @@ int cmd_show(const Args& args) {
     auto ppn = parse_list(o->text("--ppn", "0"), 0, 1 << 24, &why);
     if (!ppn || ppn->size() != 1)
         return usage_error("show", "--ppn: " + (ppn ? "one number" : why));
+    const auto fabric = o->has("--fabric") ? tuning::find_fabric(o->text("--fabric"))
+                                           : std::optional(tuning::Fabric::Unknown);
+    if (!fabric)
+        return usage_error("show", "--fabric " + o->text("--fabric") + ": not shm, ucx or pml");
 
     tuning::Query q;
     q.section = *section;
@@ -63,6 +68,7 @@ int cmd_show(const Args& args) {
     q.bytes = bytes->front();
     q.nodes = static_cast<int>(nodes->front());
     q.ppn = static_cast<int>(ppn->front());
+    q.fabric = *fabric;
 
     std::optional<tuning::Table> file;
     std::string file_path = o->text("--file", mca("tuning_file"));
