@@ -5,7 +5,7 @@
 // message sizes (optionally of nodes, processes per node and the fabric) and naming an algorithm
 // and its parameters. The loader checks everything a rule could get wrong and reports every error
 // with the file, line:column, JSON path and reason, so a bad file is never half used: the component
-// takes all of it or none (and then its embedded default). Rules without locality conditions
+// takes all of it or none (and then its embedded default). Rules without nodes, ppn or fabric
 // must tile communicator sizes 2..inf and, for each communicator-size range, bytes 0..inf, in
 // order, with neither gaps nor overlaps; so every (size, bytes) cell has exactly one such rule,
 // and no rule is silently shadowed by an earlier one.

@@ -61,9 +61,9 @@ report() {
 # The packet sizes test_coll puts its boundary counts at, for a run on NP ranks: the run's, or
 # for `auto` the sizes in NICOLL_TEST_AUTO_PACKET_SIZES (comma-separated; by default auto's
 # choice, 65536, and on 2 ranks 4 MiB and the 32 KiB and 64 KiB the embedded table cuts their
-# broadcasts into on one node). A packet larger than the transport's inline limit (4000 bytes)
-# also gets boundaries there: payloads of up to 4000 bytes travel with their headers, larger
-# ones apart.
+# broadcasts into over shared memory). A packet larger than the transport's inline limit (4000
+# bytes) also gets boundaries there: payloads of up to 4000 bytes travel with their headers,
+# larger ones apart.
 packet_sizes() { # SIZE NP
     size=$1
     auto=65536
