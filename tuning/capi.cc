@@ -12,6 +12,24 @@ struct nicoll_tuning {
     Table table;
 };
 
+// The C enums name the C++ ones by value (the conversions below are casts).
+namespace {
+using nicoll::tuning::Fabric;
+using nicoll::tuning::Section;
+static_assert(NICOLL_TUNING_BARRIER == static_cast<int>(Section::Barrier) &&
+              NICOLL_TUNING_BCAST == static_cast<int>(Section::Bcast) &&
+              NICOLL_TUNING_ALLGATHER == static_cast<int>(Section::Allgather) &&
+              NICOLL_TUNING_IBARRIER == static_cast<int>(Section::Ibarrier) &&
+              NICOLL_TUNING_IBCAST == static_cast<int>(Section::Ibcast) &&
+              NICOLL_TUNING_IALLGATHER == static_cast<int>(Section::Iallgather) &&
+              NICOLL_TUNING_TRANSPORT == static_cast<int>(Section::Transport));
+static_assert(NICOLL_TUNING_FABRIC_UNKNOWN == static_cast<int>(Fabric::Unknown) &&
+              NICOLL_TUNING_FABRIC_SHM == static_cast<int>(Fabric::Shm) &&
+              NICOLL_TUNING_FABRIC_UCX == static_cast<int>(Fabric::Ucx) &&
+              NICOLL_TUNING_FABRIC_PML == static_cast<int>(Fabric::Pml) &&
+              NICOLL_TUNING_FABRIC_MIXED == static_cast<int>(Fabric::Mixed));
+}  // namespace
+
 extern "C" {
 
 nicoll_tuning_t* nicoll_tuning_load(const char* path, char* error, size_t error_size) {

@@ -2,7 +2,8 @@
  * nicoll tuning: the C API the component (coll/) uses to read tuning files and ask for decisions.
  *
  * Narrow on purpose, like nicsim.h: an opaque table, a load that either takes a whole file or
- * reports why not, and one decision call. The C++ side is tuning/table.h.
+ * reports why not, one decision call, and the packet size `auto` comes to where no rule sets one.
+ * The C++ side is tuning/table.h.
  */
 #ifndef NICOLL_TUNING_H
 #define NICOLL_TUNING_H
