@@ -2,12 +2,13 @@
  * The shared-memory fabric's lock-free parts (coll_nicoll_shm.c), apart from Open MPI so that a
  * unit test can run them on two threads under ThreadSanitizer (test/coll/test_ring.cc):
  *
- * - A ring: one producer (the sender), one consumer (the receiver), `slots` slots after control
- *   lines that only the receiver writes (`tail`, slots consumed; the costs of its copies out of
- *   the sender's staging area). The sender writes slot i, then
- *   publishes it by storing i + 1 in its `seq` (release); the receiver, watching the slot it
- *   expects next, sees the seq (acquire), hands the packet on and frees the slot by advancing
- *   `tail` (release), which the sender reads (acquire) only when the ring looks full.
+ * - A ring: one producer (the sender), one consumer (the receiver), `slots` slots (a power of
+ *   two, at least the sender's window of unconsumed packets) after control lines that only the
+ *   receiver writes (`tail`, slots consumed; the costs of its copies out of the sender's staging
+ *   area). The sender writes slot i, then publishes it by storing i + 1 in its `seq` (release);
+ *   the receiver, watching the slot it expects next, sees the seq (acquire), hands the packet on
+ *   and frees the slot by advancing `tail` (release), which the sender reads (acquire) only when
+ *   its window looks full.
  * - A staging area: a region only its owner (a sender) writes, cut into chunks of whole lines,
  *   each a control line (`span`, `unread`) and a payload. The owner takes chunks in order and frees
  *   them in order once their readers have copied them out: each reader decrements `unread`
@@ -80,21 +81,33 @@ typedef struct nicoll_shm_slot {
     /* inline payload follows */
 } nicoll_shm_slot_t;
 
-/* Slot `index` (counted from the ring's start, wrapping) of ring `r`. */
+/* Slot `index` (counted from the ring's start, wrapping) of ring `r`, whose `slots` are a power
+ * of two (a mask, not a division, on every send and poll). */
 static inline nicoll_shm_slot_t *nicoll_ring_slot(nicoll_shm_ring_t *r, size_t slot_bytes,
                                                   int slots, uint64_t index)
 {
     return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
-                                  (size_t) (index % (uint64_t) slots) * slot_bytes);
+                                  (size_t) (index & (uint64_t) (slots - 1)) * slot_bytes);
 }
 
-/* The sender: whether slot `head` is still taken, reading the receiver's tail again (into
- * *tail_seen) only when the last value read says so. */
-static inline bool nicoll_ring_full(nicoll_shm_ring_t *r, int slots, uint64_t head,
+/* The smallest power of two that holds `window` slots. */
+static inline int nicoll_ring_slots(int window)
+{
+    int slots = 1;
+    while (slots < window) {
+        slots *= 2;
+    }
+    return slots;
+}
+
+/* The sender: whether `window` packets (at most the ring's slots) are still unconsumed, so
+ * that slot `head` may not be written, reading the receiver's tail again (into *tail_seen) only
+ * when the last value read says so. */
+static inline bool nicoll_ring_full(nicoll_shm_ring_t *r, int window, uint64_t head,
                                     uint64_t *tail_seen)
 {
-    return head - *tail_seen == (uint64_t) slots &&
-           head - (*tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) == (uint64_t) slots;
+    return head - *tail_seen == (uint64_t) window &&
+           head - (*tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) == (uint64_t) window;
 }
 
 /* The sender: slot `head`, written, becomes the receiver's. */

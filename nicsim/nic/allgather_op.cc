@@ -388,6 +388,7 @@ NICSIM_HOT_PATH
 AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) const {
     const Cut& recv = steps_[step].recv;
     if (combines_) return packet_of(recv, slot);
+    if (per_block_ == 1) return block_packet(origin_at(recv.blocks, slot), 0);  // (no division)
     return block_packet(origin_at(recv.blocks, slot / per_block_),
                         static_cast<std::uint32_t>(slot % per_block_));
 }

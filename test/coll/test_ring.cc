@@ -24,6 +24,7 @@ extern "C" const char* __tsan_default_options() {
 
 namespace {
 
+constexpr int kWindow = 6;  // the credits, fewer than the ring's slots
 constexpr int kSlots = 8;
 constexpr std::size_t kSlotBytes = 128;  // 72 bytes inline
 constexpr std::size_t kInline = kSlotBytes - sizeof(nicoll_shm_slot_t);
@@ -70,7 +71,7 @@ void sender(const Segment& seg, std::uint64_t packets, std::uint64_t* staged,
         for (std::size_t j = 0; j < payload.size(); ++j) payload[j] = payload_byte(i, j);
         for (int r = 0; r < kReceivers; ++r) {
             nicoll_shm_ring_t* ring = seg.ring(r);
-            while (nicoll_ring_full(ring, kSlots, head[r], &tail_seen[r])) std::this_thread::yield();
+            while (nicoll_ring_full(ring, kWindow, head[r], &tail_seen[r])) std::this_thread::yield();
             nicoll_shm_slot_t* out = nicoll_ring_slot(ring, kSlotBytes, kSlots, head[r]);
             out->payload_bytes = payload.size();
             out->remote = 0;
@@ -146,6 +147,33 @@ TEST(ShmRing, OneSenderTwoReceiversEveryPacketIntactInOrder) {
     std::printf("# %llu packets to each of %d receivers, %llu staged, %llu with streaming stores\n",
                 static_cast<unsigned long long>(packets), kReceivers,
                 static_cast<unsigned long long>(staged), streamed);
+}
+
+// A ring has a power of two of slots, at least its window; the sender stops at the window.
+TEST(ShmRing, SlotsAreThePowerOfTwoAboveTheWindowWhichBoundsTheSender) {
+    EXPECT_EQ(nicoll_ring_slots(1), 1);
+    EXPECT_EQ(nicoll_ring_slots(kWindow), kSlots);
+    EXPECT_EQ(nicoll_ring_slots(8), 8);
+    EXPECT_EQ(nicoll_ring_slots(9), 16);
+    EXPECT_EQ(nicoll_ring_slots(NICSIM_CREDITS_MAX), NICSIM_CREDITS_MAX);
+    Segment seg;
+    nicoll_shm_ring_t* ring = seg.ring(0);
+    std::uint64_t head = 0, tail_seen = 0, taken = 0;
+    for (int round = 0; round < 3; ++round) {  // round the ring's 8 slots, 6 at a time
+        while (!nicoll_ring_full(ring, kWindow, head, &tail_seen)) {
+            nicoll_shm_slot_t* out = nicoll_ring_slot(ring, kSlotBytes, kSlots, head);
+            std::memcpy(out->header, &head, sizeof head);
+            nicoll_ring_publish(out, head++);
+        }
+        EXPECT_EQ(head - taken, static_cast<std::uint64_t>(kWindow));
+        while (const nicoll_shm_slot_t* in = nicoll_ring_peek(ring, kSlotBytes, kSlots, taken)) {
+            std::uint64_t i;
+            std::memcpy(&i, in->header, sizeof i);
+            EXPECT_EQ(i, taken);
+            nicoll_ring_consume(ring, ++taken);
+        }
+        EXPECT_EQ(taken, head);
+    }
 }
 
 // The choice between cached and streaming stores, from costs set by hand: before the reader
