@@ -164,7 +164,7 @@ Status AllgatherOp::on_data(Rank src, const PacketHeader& header,
     if (!slot) return Status::protocol;
     heard_ = true;
     const std::size_t step = step_of(header);
-    const Layout layout = expected(step, *slot);
+    const Layout layout = layout_of(header);
     const std::uint64_t bytes = layout.payload();
     if (header.payload_bytes != bytes || payload.size() != (result_.empty() ? 0 : bytes)) {
         return Status::protocol;
@@ -188,7 +188,7 @@ std::span<std::byte> AllgatherOp::placement(Rank src, const PacketHeader& header
     if (result_.empty() || header.kind != PacketKind::allgather) return {};
     const auto slot = slot_of(src, header);
     if (!slot || arrived_[step_of(header)].has(*slot)) return {};
-    const Layout layout = expected(step_of(header), *slot);
+    const Layout layout = layout_of(header);
     const auto run = layout.one_run();
     if (!run || run->length != header.payload_bytes) return {};
     return result_.subspan(run->offset, run->length);
@@ -385,12 +385,9 @@ AllgatherOp::Layout AllgatherOp::block_packet(Rank origin, std::uint32_t index) 
 }
 
 NICSIM_HOT_PATH
-AllgatherOp::Layout AllgatherOp::expected(std::size_t step, std::size_t slot) const {
-    const Cut& recv = steps_[step].recv;
-    if (combines_) return packet_of(recv, slot);
-    if (per_block_ == 1) return block_packet(origin_at(recv.blocks, slot), 0);  // (no division)
-    return block_packet(origin_at(recv.blocks, slot / per_block_),
-                        static_cast<std::uint32_t>(slot % per_block_));
+AllgatherOp::Layout AllgatherOp::layout_of(const PacketHeader& header) const {
+    if (combines_) return packet_of(steps_[step_of(header)].recv, index_of(header));
+    return block_packet(header.origin, index_of(header));
 }
 
 NICSIM_HOT_PATH

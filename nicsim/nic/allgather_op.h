@@ -191,8 +191,8 @@ private:
     // Combining: packet `index` of a cut transfer. Hopping: packet `index` of origin's block.
     Layout packet_of(const Cut& cut, std::uint64_t index) const;
     Layout block_packet(Rank origin, std::uint32_t index) const;
-    // The packet of bit `slot` of arrived_[step].
-    Layout expected(std::size_t step, std::size_t slot) const;
+    // The data packet `header` names, which slot_of() found this rank receives.
+    Layout layout_of(const PacketHeader& header) const;
 
     Status send(Rank dst, PacketHeader header, const Layout& layout);
     // Sends the packet `header` names to src again, flagged kResent, unless this NIC still holds
