@@ -84,7 +84,7 @@ public:
     }
     // Empties the vector, back to its inline slots.
     void clear() {
-        if constexpr (kHolds) {
+        if constexpr (kHolds && N > 0) {  // (N == 0: no slots, whose loop GCC 12 misreads)
             for (std::size_t i = 0; i < std::min<std::size_t>(size_, N); ++i) inline_[i] = T();
         }
         heap_.reset();
