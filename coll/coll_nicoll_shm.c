@@ -12,7 +12,7 @@
  * expects next, finds the packet and its flag in one cache line (as a NIC's receive descriptor);
  * the receiver hands the packet to the engine and then frees the slot by advancing `tail`. The
  * slots hold LFC's credits (coll_nicoll_credits of them, the window; the slots are that rounded
- * up to a power of two): a sender has at most `window` packets in a ring unconsumed, which it
+ * up to a power of two): a sender has at most that many packets in a ring unconsumed, which it
  * learns from the receiver's tail, and a full window answers NICSIM_ERR_AGAIN, so the
  * engine keeps the packet queued until the receiver has consumed one. (The engine itself then
  * keeps no window: the ring is the window.)
@@ -84,7 +84,6 @@ struct nicoll_shm {
     unsigned char *base;
     size_t bytes;
     int rank, size, slots; /* our place in the node, the node's ranks, slots per ring */
-    int window;            /* packets unconsumed in a ring at most: the credits */
     int *local;            /* [size] the communicator rank of each place in the node */
     int *place;            /* [communicator size] each rank's place in the node, -1 elsewhere */
     size_t slot_bytes, ring_bytes, inline_bytes;
@@ -314,8 +313,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         size = s->size;
     }
     if (size > 1) {
-        s->window = t->credits;
-        s->slots = nicoll_ring_slots(s->window);
+        s->slots = nicoll_ring_slots(t->credits); /* (the window: t->credits) */
         const size_t rings = (size_t) size * (size_t) (size - 1); /* one per ordered pair */
         const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
         const size_t fit = per_ring <= sizeof(nicoll_shm_ring_t)
@@ -492,7 +490,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     const int dst = s->place[to];
     nicoll_shm_ring_t *r = ring(s, s->rank, dst);
     const uint64_t head = s->sent_head[dst];
-    if (nicoll_ring_full(r, s->window, head, &s->tail_seen[dst])) {
+    if (nicoll_ring_full(r, t->credits, head, &s->tail_seen[dst])) {
         return NICSIM_ERR_AGAIN; /* the ring is the window: a credit stall */
     }
     nicoll_shm_slot_t *out = nicoll_ring_slot(r, s->slot_bytes, s->slots, head);
