@@ -1,5 +1,6 @@
 #include "table.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -276,7 +277,7 @@ private:
                 const auto f = value.type == Type::String ? find_fabric(value.text) : std::nullopt;
                 if (!f) {
                     error(value.at, p,
-                          "unknown fabric " + quoted(value) + " (known: shm, ucx, pml)");
+                          "unknown fabric " + quoted(value) + " (known: " + fabric_names() + ")");
                     ok = false;
                     continue;
                 }
@@ -511,11 +512,21 @@ std::string_view fabric_name(Fabric f) {
     return names[static_cast<int>(f)];
 }
 
+namespace {
+constexpr std::array kRuleFabrics = {Fabric::Shm, Fabric::Ucx, Fabric::Pml};
+}  // namespace
+
 std::optional<Fabric> find_fabric(std::string_view name) {
-    for (const Fabric f : {Fabric::Shm, Fabric::Ucx, Fabric::Pml}) {
+    for (const Fabric f : kRuleFabrics) {
         if (fabric_name(f) == name) return f;
     }
     return std::nullopt;
+}
+
+std::string fabric_names() {
+    std::string names;
+    for (const Fabric f : kRuleFabrics) names += (names.empty() ? "" : ", ") + std::string(fabric_name(f));
+    return names;
 }
 
 std::optional<Section> find_section(std::string_view name) {

@@ -43,8 +43,10 @@ constexpr int kMaxCredits = 1024;                  // NICSIM_CREDITS_MAX
 // only a communicator whose every rank reaches every peer through it.
 enum class Fabric { Unknown, Shm, Ucx, Pml, Mixed };
 std::string_view fabric_name(Fabric f);
-// "shm", "ucx" or "pml": the fabrics a rule may name.
+// The fabrics a rule may name: "shm", "ucx" or "pml".
 std::optional<Fabric> find_fabric(std::string_view name);
+// Their names, "shm, ucx, pml", for messages.
+std::string fabric_names();
 
 struct Range {
     std::uint64_t lo = 0;
