@@ -143,7 +143,7 @@ struct nicoll_module;
  * (coll_nicoll_progress.c). */
 #define NICOLL_PROGRESS_CALLER 0 /* the caller, in its MPI calls */
 #define NICOLL_PROGRESS_THREAD 1 /* also a progress thread of the process */
-/* (auto: the thread where the machine has room for it, nicoll_spare_core()) */
+/* (auto: the thread where the machine has more cores than the job has processes on it) */
 
 /* coll_nicoll_progress_priority: how the kernel schedules the progress thread. */
 #define NICOLL_PRIORITY_NORMAL 0   /* as the process's other threads */
@@ -175,12 +175,11 @@ extern int nicoll_node_cores, nicoll_node_ranks;
 /* At component open, before MPI_Init's exchange: counts this process among the job's on this
  * machine (coll_nicoll_progress.c). */
 void nicoll_progress_count_in(void);
-/* Whether the machine has room for a progress thread beside the job's processes: a processor
- * none of them is bound to, or a core more than there are processes (set at init_query). */
-extern bool nicoll_spare;
+/* Whether the machine has a core more than the job has processes there: one for a progress
+ * thread. */
 static inline bool nicoll_spare_core(void)
 {
-    return nicoll_spare;
+    return nicoll_node_cores > nicoll_node_ranks;
 }
 /* Resolves coll_nicoll_progress (at init_query). */
 void nicoll_progress_open(void);

@@ -124,7 +124,7 @@ static nicoll_param_t nicoll_params[] = {
      "collectives' communication while the caller computes; it sleeps when none is in flight, "
      "and leaves communicators with a peer reached through the PML to the caller) or auto "
      "(thread where the machine has more cores than the job has processes on it, whatever node "
-     "Open MPI places them on, or a processor none of them is bound to, else caller). "
+     "Open MPI places them on, else caller). "
      "Each process may choose its own.",
      &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
     {"progress_priority", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,

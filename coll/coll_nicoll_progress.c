@@ -136,22 +136,13 @@ void nicoll_unlock_now(void)
     }
 }
 
-/* The job's processes on this machine and the processors they may run on, in shared memory named
- * after the job: each adds itself and its affinity at component open, which MPI_Init runs before
- * its exchange (a barrier), and reads them at init_query, after it. Open MPI's own count is per
- * host name, and nodes emulated on one machine (each in a UTS namespace of its own, as
- * test/mpi/nodes.sh does) have names of their own but share the cores (and /dev/shm). A processor
- * none of them may run on is spare: where the processes are bound (`--bind-to core` on fewer
- * ranks than cores, or to one hardware thread of each core), the threads go there. */
-#define NICOLL_MACHINE_CPUS 1024 /* the processors counted; beyond them none is spare */
-typedef struct {
-    uint64_t processes;
-    uint64_t used[NICOLL_MACHINE_CPUS / 64]; /* bit i: some process may run on processor i */
-} on_machine_t;
-static on_machine_t *on_machine;
+/* The job's processes on this machine, counted in a word of shared memory named after the job:
+ * each adds itself at component open, which MPI_Init runs before its exchange (a barrier), and
+ * reads the count at init_query, after it. Open MPI's own count is per host name, and nodes
+ * emulated on one machine (each in a UTS namespace of its own, as test/mpi/nodes.sh does) have
+ * names of their own but share the cores (and /dev/shm). */
+static uint64_t *on_machine;
 static char on_machine_name[64];
-static hwloc_bitmap_t spare_cpus; /* the processors none of them may run on; NULL: none */
-bool nicoll_spare;
 
 void nicoll_progress_count_in(void)
 {
@@ -161,44 +152,19 @@ void nicoll_progress_count_in(void)
     if (NULL == on_machine) { /* counted per host name, as Open MPI does */
         NICOLL_VERBOSE(10, "progress: cannot count the job's processes on this machine (%s: %s); "
                        "counting this node's", on_machine_name, strerror(errno));
-        return;
-    }
-    __atomic_add_fetch(&on_machine->processes, 1, __ATOMIC_RELAXED);
-    cpu_set_t mine;
-    const bool known = 0 == sched_getaffinity(0, sizeof(mine), &mine);
-    for (int w = 0; w < NICOLL_MACHINE_CPUS / 64; ++w) {
-        uint64_t bits = known ? 0 : ~UINT64_C(0); /* unknown: it may run anywhere */
-        for (int b = 0; known && b < 64 && w * 64 + b < CPU_SETSIZE; ++b) {
-            bits |= (uint64_t) (0 != CPU_ISSET(w * 64 + b, &mine)) << b;
-        }
-        __atomic_or_fetch(&on_machine->used[w], bits, __ATOMIC_RELAXED);
+    } else {
+        __atomic_add_fetch(on_machine, 1, __ATOMIC_RELAXED);
     }
 }
 
-/* The count, once, and the processors none of the processes may run on (the name goes: every
- * process unlinks it; each reads through its own map). */
-static int processes_on_machine(hwloc_topology_t topology)
+/* The count, once: the name goes (every process unlinks it; each reads through its own map). */
+static int processes_on_machine(void)
 {
     if (NULL == on_machine) {
         return 0;
     }
-    const int n = (int) __atomic_load_n(&on_machine->processes, __ATOMIC_RELAXED);
-    hwloc_bitmap_t set = NULL == topology ? NULL : hwloc_bitmap_dup(
-                                                       hwloc_topology_get_allowed_cpuset(topology));
-    if (NULL != set) {
-        for (int cpu = 0; cpu < NICOLL_MACHINE_CPUS; ++cpu) {
-            if (1 & (__atomic_load_n(&on_machine->used[cpu / 64], __ATOMIC_RELAXED) >> cpu % 64)) {
-                hwloc_bitmap_clr(set, (unsigned) cpu);
-            }
-        }
-        hwloc_bitmap_clr_range(set, NICOLL_MACHINE_CPUS, -1);
-        if (hwloc_bitmap_iszero(set)) {
-            hwloc_bitmap_free(set);
-            set = NULL;
-        }
-    }
-    spare_cpus = set;
-    munmap(on_machine, sizeof(*on_machine));
+    const int n = (int) __atomic_load_n(on_machine, __ATOMIC_RELAXED);
+    munmap(on_machine, sizeof(uint64_t));
     on_machine = NULL;
     (void) shm_unlink(on_machine_name);
     return n;
@@ -212,11 +178,10 @@ void nicoll_progress_open(void)
     hwloc_topology_t topology = opal_hwloc_topology;
     nicoll_node_cores = NULL == topology ? 0 : hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     nicoll_node_ranks = (int) opal_process_info.num_local_peers + 1;
-    const int machine = processes_on_machine(topology);
+    const int machine = processes_on_machine();
     if (machine > nicoll_node_ranks) {
         nicoll_node_ranks = machine;
     }
-    nicoll_spare = NULL != spare_cpus || nicoll_node_cores > nicoll_node_ranks;
     int mode = mca_coll_nicoll_component.progress;
     if (NICOLL_AUTO == mode) {
         mode = nicoll_spare_core() ? NICOLL_PROGRESS_THREAD : NICOLL_PROGRESS_CALLER;
@@ -229,7 +194,7 @@ void nicoll_progress_open(void)
     NICOLL_VERBOSE(10, "progress: %s%s (coll_nicoll_progress %s, coll_nicoll_progress_priority "
                    "%s; %d cores, %d processes of the job on this machine)",
                    !nicoll_locking      ? "caller"
-                   : nicoll_spare_core() ? "thread, on a spare processor"
+                   : nicoll_spare_core() ? "thread, on a core of its own"
                                          : "thread, sharing its process's core",
                    nicoll_progress_realtime ? ", at real-time priority" : "",
                    mca_coll_nicoll_component.progress_name,
@@ -375,12 +340,11 @@ void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
 }
 
 /* Where the node has a spare core, the processors the thread (and the waker) run on, away from
- * the computations: those no process of the job on the machine is bound to, a hardware thread of
- * the process's own core among them first; else, in a bound process, a hardware thread of its
- * core that it does not use, or else the node's processors outside its set. Without a spare
- * core, or in an unbound process on a machine with unbound processes, none: the threads stay
- * where their process is, taking time only from the process they serve. Chosen once, before
- * either is bound (the process's binding then includes theirs). */
+ * its process's computation when the process is bound: a hardware thread of the process's core
+ * that the process does not use, or else the node's processors outside the process's set.
+ * Without a spare core, or in an unbound process, none: the threads stay where their process
+ * is, taking time only from the process they serve. Chosen once, before either is bound (the
+ * process's binding then includes theirs). */
 static hwloc_bitmap_t thread_set;
 static pthread_once_t thread_set_once = PTHREAD_ONCE_INIT;
 
@@ -393,24 +357,15 @@ static void choose_thread_set(void)
     hwloc_bitmap_t mine = hwloc_bitmap_alloc(), set = hwloc_bitmap_alloc();
     hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(topology);
     if (NULL != mine && NULL != set &&
-        0 == hwloc_get_cpubind(topology, mine, HWLOC_CPUBIND_PROCESS)) {
+        0 == hwloc_get_cpubind(topology, mine, HWLOC_CPUBIND_PROCESS) &&
+        !hwloc_bitmap_isincluded(all, mine)) {
         hwloc_obj_t core =
             hwloc_get_next_obj_covering_cpuset_by_type(topology, mine, HWLOC_OBJ_CORE, NULL);
-        const bool one_core = NULL != core && hwloc_bitmap_isincluded(mine, core->cpuset);
-        if (NULL != spare_cpus) {
-            if (one_core) {
-                hwloc_bitmap_and(set, core->cpuset, spare_cpus);
-            }
-            if (hwloc_bitmap_iszero(set)) {
-                hwloc_bitmap_copy(set, spare_cpus);
-            }
-        } else if (!hwloc_bitmap_isincluded(all, mine)) {
-            if (one_core) {
-                hwloc_bitmap_andnot(set, core->cpuset, mine);
-            }
-            if (hwloc_bitmap_iszero(set)) {
-                hwloc_bitmap_andnot(set, all, mine);
-            }
+        if (NULL != core && hwloc_bitmap_isincluded(mine, core->cpuset)) {
+            hwloc_bitmap_andnot(set, core->cpuset, mine);
+        }
+        if (hwloc_bitmap_iszero(set)) {
+            hwloc_bitmap_andnot(set, all, mine);
         }
         if (!hwloc_bitmap_iszero(set)) {
             char where[64] = "";
@@ -598,7 +553,7 @@ void nicoll_progress_posted(bool wake)
 
 void nicoll_progress_close(void)
 {
-    (void) processes_on_machine(NULL); /* (opened, never initialized: ompi_info) */
+    (void) processes_on_machine(); /* (opened, never initialized: ompi_info) */
     if (!running) {
         return;
     }

@@ -171,20 +171,6 @@ if [ "$against" = nicoll ]; then
     else
         tap ok "coll_nicoll_progress_priority realtime refused # SKIP no real-time priority or setpriv here"
     fi
-    # Both processes bound to the first processor: the others are spare, so auto runs the thread
-    # and binds it there, away from both computations.
-    first=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*\([0-9]*\).*/\1/p' /proc/self/status)
-    if [ "$(nproc)" -ge 2 ] && [ -n "$first" ]; then
-        launch 2 --cpu-set "$first" --bind-to core --mca coll "$components" \
-            --mca coll_nicoll_verbose 10 \
-            "$program" $flags --sections offload,nonblocking --large 100000
-        report "[progress auto, both processes on processor $first]"
-        check "both processes on processor $first: each binds its progress thread to the others" \
-            test "$(grep 'nicoll: progress thread bound to processors' "$log" |
-                    grep -cv "processors $first\$")" -eq 2
-    else
-        tap ok "progress threads on spare processors # SKIP one processor here"
-    fi
     launch 2 --mca coll "$components" --mca coll_nicoll_progress caller \
         "$program" --sections offload --offload-wait 1
     sed 's/^/# expected: /' "$log" | grep -E 'not ok' | head -1
