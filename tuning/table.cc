@@ -525,7 +525,10 @@ std::optional<Fabric> find_fabric(std::string_view name) {
 
 std::string fabric_names() {
     std::string names;
-    for (const Fabric f : kRuleFabrics) names += (names.empty() ? "" : ", ") + std::string(fabric_name(f));
+    for (const Fabric f : kRuleFabrics) {
+        if (!names.empty()) names += ", ";
+        names += fabric_name(f);
+    }
     return names;
 }
 

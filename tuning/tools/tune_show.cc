@@ -60,8 +60,8 @@ int cmd_show(const Args& args) {
     const auto fabric = o->has("--fabric") ? tuning::find_fabric(o->text("--fabric"))
                                            : std::optional(tuning::Fabric::Unknown);
     if (!fabric)
-        return usage_error("show", "--fabric " + o->text("--fabric") + ": not one of " +
-                                              tuning::fabric_names());
+        return usage_error(
+            "show", "--fabric " + o->text("--fabric") + ": not one of " + tuning::fabric_names());
 
     tuning::Query q;
     q.section = *section;
