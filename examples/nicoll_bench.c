@@ -81,9 +81,9 @@ static struct {
     int iterations, warmup, full, test_calls, osu;
     int idle_compute;   /* --idle-compute: the compute sleeps, leaving its core */
     long skew;          /* --skew: microseconds one rank is late, 0 for none */
-    int iterations_set; /* -i or -x given */
+    int iterations_given, warmup_given; /* -i, -x */
     int paired;         /* --paired: rounds per size, 0 for none */
-} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0, 0};
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static int rank, size;
 static char *sendbuf, *recvbuf;
@@ -108,7 +108,7 @@ static const char usage_text[] =
     "                        its core to other threads (as a rank waiting on a GPU or on I/O)\n"
     "  --skew US             each rank in turn enters each call US microseconds late, asleep;\n"
     "                        per late rank: the slowest on-time rank's median time and the CPU\n"
-    "                        time per call (default iterations then 100, warmup 10)\n"
+    "                        time per call (then -i defaults to 100, -x to 10)\n"
     "  --paired ROUNDS       nicoll and Open MPI's default in one job: two communicators, one\n"
     "                        made while coll_nicoll_priority is negative (set through MPI_T),\n"
     "                        each size measured ROUNDS times on each, alternating; prints\n"
@@ -178,7 +178,8 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
                 return -1;
             }
             *target = (int) x;
-            opt.iterations_set |= &opt.test_calls != target;
+            opt.iterations_given |= &opt.iterations == target;
+            opt.warmup_given |= &opt.warmup == target;
         } else if (0 == strcmp(a, "--paired")) {
             if (!parse_long(v, 1, MAX_ROUNDS, &x)) {
                 snprintf(why, n, "%s %s: expected rounds in 1..%d", a, v ? v : "(missing)",
@@ -692,9 +693,9 @@ int main(int argc, char **argv)
         int large = sizes[i] > LARGE_MESSAGE;
         int iterations = large ? (opt.iterations + 9) / 10 : opt.iterations;
         int warmup = large ? (opt.warmup + 9) / 10 : opt.warmup;
-        if (opt.skew > 0 && !opt.iterations_set) {
-            iterations = 100;
-            warmup = 10;
+        if (opt.skew > 0) {
+            iterations = opt.iterations_given ? iterations : 100;
+            warmup = opt.warmup_given ? warmup : 10;
         }
         for (int r = 0; r < (opt.paired ? 2 * opt.paired : 1); ++r) {
             /* rounds alternate, nicoll first in every other pair: neither always goes first */
