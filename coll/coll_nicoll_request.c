@@ -38,7 +38,14 @@ static int request_cancel(ompi_request_t *request, int complete)
     return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
 }
 
-OBJ_CLASS_INSTANCE(nicoll_request_t, ompi_request_t, NULL, NULL);
+/* A nonblocking request holds its communicator: MPI_Comm_free may come while it is in flight, and
+ * the communicator (with nicoll's module and transport) lives on until the request is freed. */
+static void request_destruct(nicoll_request_t *req)
+{
+    OBJ_RELEASE(req->super.req_mpi_object.comm);
+}
+
+OBJ_CLASS_INSTANCE(nicoll_request_t, ompi_request_t, NULL, request_destruct);
 
 NICOLL_HOT_PATH
 nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, bool blocking,
@@ -58,6 +65,8 @@ nicoll_request_t *nicoll_request_new(nicoll_module_t *m, nicoll_coll_t coll, boo
         r->req_state = OMPI_REQUEST_ACTIVE;
         r->req_free = request_free;
         r->req_cancel = request_cancel;
+        r->req_mpi_object.comm = m->transport.comm; /* held: request_destruct() */
+        OBJ_RETAIN(m->transport.comm);
     }
     req->next = NULL;
     req->engine = NULL;

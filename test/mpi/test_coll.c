@@ -874,8 +874,46 @@ static int outstanding_round(const comm_info_t *comms, int ncomms, int per_round
     return ok;
 }
 
+/* MPI_Comm_free while a communicator's nonblocking collectives are in flight: they complete
+ * normally (MPI 4.1 §7.4.3), the communicator going only once they are freed. */
+static void freed_in_flight(const comm_info_t *world, int rounds)
+{
+    int ok = 1;
+    for (int r = 0; r < rounds; ++r) {
+        comm_info_t c = *world;
+        c.name = "a duplicate of world, freed in flight";
+        MPI_Comm_dup(world->comm, &c.comm);
+        MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
+        /* the broadcast of one int or of a few packets, staged where the node has room */
+        const int count = r % 2 ? (int) (3 * opt.packet_sizes[0] / (long) sizeof(int)) + 1 : 1;
+        op_t ops[3] = {{.coll = C_IBCAST, .c = &c, .root = r % c.size, .tc = &tcases[1],
+                        .count = count, .seed = 7001u + (unsigned) r},
+                       {.coll = C_IALLGATHER, .c = &c, .tc = &tcases[1], .count = 3,
+                        .seed = 8001u + (unsigned) r},
+                       {.coll = C_IBARRIER, .c = &c}};
+        MPI_Request reqs[3];
+        for (int i = 0; i < 3; ++i) {
+            op_prepare(&ops[i]);
+            op_start(&ops[i]);
+            reqs[i] = ops[i].req;
+        }
+        MPI_Comm_free(&c.comm);
+        const int rc = MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE);
+        for (int i = 0; i < 3; ++i) {
+            ops[i].rc = MPI_SUCCESS != ops[i].rc ? ops[i].rc : rc;
+            ok &= op_check(&ops[i]);
+        }
+    }
+    char what[200];
+    snprintf(what, sizeof what,
+             "%d duplicates of world freed with an MPI_Ibcast, an MPI_Iallgather and an "
+             "MPI_Ibarrier in flight, completed after: byte-exact",
+             rounds);
+    report(ok, what);
+}
+
 /* Rounds of `per_round` nonblocking collectives outstanding at once over `comms`, completed
- * each of the N_WAYS ways. */
+ * each of the N_WAYS ways; then communicators freed in flight. */
 static void section_outstanding(const comm_info_t *comms, int ncomms, int per_round)
 {
     op_t *all = calloc(per_round, sizeof(op_t));
@@ -893,6 +931,7 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     }
     free(mine);
     free(all);
+    freed_in_flight(&comms[0], 20);
 }
 
 /* Waits, with no MPI call, until the counter grew by `want` since `before` (at most
