@@ -191,6 +191,8 @@ extern bool nicoll_progress_realtime;
  * (under the lock): the thread starts, and is woken once the lock is let go where `wake` (it is
  * to post the collective, or the collective's packets may come without a doorbell). */
 void nicoll_progress_posted(bool wake);
+/* Under the lock: whether the thread runs (started here; false where it could not start). */
+bool nicoll_progress_runs(void);
 /* Under the lock: the thread polls (or no longer polls) a transport for packets that come before
  * their collective is posted, and sleeps on its doorbell or UCX's event: one set up, with
  * shared-memory or UCX peers and none reached through the PML. */
@@ -296,6 +298,8 @@ typedef struct nicoll_transport {
                                 * packets to offer again (nicsim_group_progress) */
     nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
     bool caller_polls;         /* in a blocking collective (nicoll_progress_caller_polls) */
+    bool watched;              /* the progress thread sleeps on its doorbell (nicoll_progress_watch) */
+    bool unbelled;             /* to be watched, but past the thread's doorbells: it sleeps in steps */
     int deferred;              /* nonblocking collectives handed to the progress thread and not
                                 * posted yet (nicoll_post) */
     bool set_up;               /* the first collective set the communicator up (or failed to) */

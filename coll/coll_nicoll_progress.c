@@ -90,7 +90,7 @@ static bool asleep; /* the thread sleeps, or is about to (under the lock) */
 static nicoll_transport_t *watched[NICOLL_PROGRESS_BELLS];
 static int watched_count;
 static int watched_ucx;     /* of them, those with UCX peers */
-static bool watch_overflow; /* a transport is not among them: the thread sleeps in steps */
+static int unbelled;         /* transports to watch past them: the thread sleeps in steps */
 /* The waker: it polls UCX's event fd after each time the thread armed the worker. */
 static pthread_t waker;
 static bool waker_running, waker_failed;
@@ -285,26 +285,31 @@ void nicoll_progress_watch(nicoll_transport_t *t, bool watch)
     if (!nicoll_locking) {
         return;
     }
-    for (int i = 0; i < watched_count; ++i) {
-        if (watched[i] == t) {
-            if (!watch) {
+    if (!watch) {
+        unbelled -= t->unbelled;
+        t->unbelled = false;
+        for (int i = 0; t->watched && i < watched_count; ++i) {
+            if (watched[i] == t) {
                 if (NULL != t->shm) {
                     nicoll_shm_sleeping(t->shm, false);
                 }
-                watched_ucx -= NULL != t->ucx;
+                watched_ucx -= NULL != t->ucx && waker_running; /* (as counted in) */
                 watched[i] = watched[--watched_count];
+                t->watched = false;
             }
-            return;
         }
+        return;
     }
-    if (!watch || !start_thread()) {
+    if (t->watched || t->unbelled || !start_thread()) {
         return;
     }
     if (watched_count < NICOLL_PROGRESS_BELLS) {
         watched[watched_count++] = t;
+        t->watched = true;
         watched_ucx += NULL != t->ucx && start_waker();
     } else {
-        watch_overflow = true;
+        t->unbelled = true;
+        ++unbelled;
     }
     post_unseen = true; /* the thread sleeps on one more bell */
 }
@@ -326,7 +331,7 @@ void nicoll_progress_caller_polls(nicoll_transport_t *t, bool polling)
         }
         futex_bump(armed_again ? &armed : &ucx_signals);
     }
-    if (NULL == t->shm) {
+    if (NULL == t->shm || !t->watched) { /* (no thread sleeps on its doorbell: no peer rings it) */
         return;
     }
     t->caller_polls = polling;
@@ -524,7 +529,7 @@ static void *run(void *arg)
                 futex_bump(&armed);
             }
         }
-        const bool stepping = watch_overflow || unarmed || (pending && !nicoll_requests_rung());
+        const bool stepping = unbelled > 0 || unarmed || (pending && !nicoll_requests_rung());
         pthread_mutex_unlock(&lock);
         sleep_on(w, n, stepping ? step_us : pending ? NICOLL_PROGRESS_SAFETY_US : 0);
         if (stepping) {
@@ -544,9 +549,14 @@ static void *run(void *arg)
     return NULL;
 }
 
+bool nicoll_progress_runs(void)
+{
+    return start_thread();
+}
+
 void nicoll_progress_posted(bool wake)
 {
-    if (start_thread() && (wake || watch_overflow)) {
+    if (start_thread() && (wake || unbelled > 0)) {
         post_unseen = true;
     }
 }

@@ -294,7 +294,7 @@ static bool stages_bcast(const nicoll_request_t *req, const nicoll_post_t *p)
  * 8-9.) */
 static bool thread_posts(bool offloaded, bool delayed, bool stages)
 {
-    if (!offloaded) {
+    if (!offloaded || !nicoll_progress_runs()) {
         return false;
     }
     if (nicoll_spare_core()) {
