@@ -78,19 +78,26 @@ static nicsim_status_t post_recv(nicoll_transport_t *t, int slot)
     return s;
 }
 
-/* Sends a payload in place, apart from its header. */
-static nicsim_status_t send_payload(nicoll_transport_t *t, int dst, const void *payload,
-                                    size_t bytes)
+/* Room for one more payload sent apart, made before its header leaves: a header whose payload
+ * cannot follow would hold up its receiver's ring for good. */
+static bool payload_room(nicoll_transport_t *t)
 {
     if (t->payload_sends_used == t->payload_sends_size) {
         int size = t->payload_sends_size ? 2 * t->payload_sends_size : 16;
         ompi_request_t **grown = realloc(t->payload_sends, size * sizeof(*grown));
         if (NULL == grown) {
-            return NICSIM_ERR_NO_MEMORY;
+            return false;
         }
         t->payload_sends = grown;
         t->payload_sends_size = size;
     }
+    return true;
+}
+
+/* Sends a payload in place, apart from its header (payload_room() made room for it). */
+static nicsim_status_t send_payload(nicoll_transport_t *t, int dst, const void *payload,
+                                    size_t bytes)
+{
     ompi_request_t **req = &t->payload_sends[t->payload_sends_used];
     nicsim_status_t s = pml_status(MCA_PML_CALL(isend((void *) payload, bytes, MPI_BYTE, dst,
                                                       NICOLL_TAG_PAYLOAD,
@@ -151,6 +158,9 @@ static nicsim_status_t pml_send(nicoll_transport_t *t, int dst, const void *head
 {
     const bool apart = payload_bytes > t->inline_bytes;
     const size_t bytes = NICSIM_HEADER_BYTES + (apart ? 0 : payload_bytes);
+    if (apart && !payload_room(t)) {
+        return NICSIM_ERR_NO_MEMORY;
+    }
     for (int slot = 0; slot < t->send_slots; ++slot) {
         ompi_request_t **req = &t->send[slot];
         if (NULL != *req) {

@@ -80,6 +80,7 @@ struct nicoll_ucx {
     uint32_t *taken;    /* [size] packets from each peer handed to the engine */
     arrival_t *arrivals; /* waiting, in arrival order */
     int arrived, room;
+    bool news;          /* a packet queued or a fetch done since the last ucx_poll() */
     send_record_t *in_flight, *spare;
     /* the rendezvous being fetched */
     void *fetch;        /* its request, NULL when it completed at once */
@@ -141,6 +142,7 @@ static ucs_status_t on_message(void *arg, const void *header, size_t header_leng
         u->room = room;
     }
     arrival_t *a = &u->arrivals[u->arrived++];
+    u->news = true;
     memcpy(&a->h, header, sizeof(a->h));
     a->bytes = length;
     a->data = data;
@@ -243,7 +245,14 @@ int nicoll_ucx_efd(void)
 
 bool nicoll_ucx_arm(void)
 {
-    /* (what a progress brings is queued for the next poll, so then it does not sleep) */
+    /* What a progress brought is queued for the next poll, so then the thread does not sleep:
+     * this one's, or one made since the thread polled a communicator it watches (a send's
+     * completion checked, another communicator polled), whose event the worker has spent. */
+    for (const nicoll_ucx_t *u = ucx.comms; NULL != u; u = u->next) {
+        if (u->news && u->t->watched) {
+            return false;
+        }
+    }
     return 0 == ucp_worker_progress(ucx.worker) && UCS_OK == ucp_worker_arm(ucx.worker);
 }
 
@@ -541,6 +550,7 @@ static void fetched(void *request, ucs_status_t status, size_t length, void *use
     (void) length;
     nicoll_ucx_t *u = user_data;
     u->fetched = true;
+    u->news = true;
     if (UCS_OK != status) {
         u->error = NICSIM_ERR_TRANSPORT;
     }
@@ -583,7 +593,11 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
         .user_data = u,
         .datatype = ucp_dt_make_contig(1)};
     void *req = ucp_am_recv_data_nbx(ucx.worker, a->data, at, bytes, &param);
-    if (UCS_PTR_IS_ERR(req)) {
+    if (UCS_PTR_IS_ERR(req)) { /* (the descriptor is still ours: its sender's send completes) */
+        ucp_am_data_release(ucx.worker, a->data);
+        u->fetching = false;
+        free(u->fetch_copy);
+        u->fetch_copy = NULL;
         return NICSIM_ERR_TRANSPORT;
     }
     u->fetch = req;
@@ -656,6 +670,7 @@ NICOLL_HOT_PATH
 static nicsim_status_t ucx_poll(nicoll_transport_t *t)
 {
     nicoll_ucx_t *u = t->ucx;
+    u->news = false;
     do {
         const nicsim_status_t s = hand_over(u);
         if (NICSIM_OK != s) {
