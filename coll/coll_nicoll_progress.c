@@ -90,7 +90,7 @@ static bool asleep; /* the thread sleeps, or is about to (under the lock) */
 static nicoll_transport_t *watched[NICOLL_PROGRESS_BELLS];
 static int watched_count;
 static int watched_ucx;     /* of them, those with UCX peers */
-static int unbelled;         /* transports to watch past them: the thread sleeps in steps */
+static int unbelled;        /* transports to watch past the doorbells: the thread sleeps in steps */
 /* The waker: it polls UCX's event fd after each time the thread armed the worker. */
 static pthread_t waker;
 static bool waker_running, waker_failed;

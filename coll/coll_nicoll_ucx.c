@@ -593,7 +593,7 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
         .user_data = u,
         .datatype = ucp_dt_make_contig(1)};
     void *req = ucp_am_recv_data_nbx(ucx.worker, a->data, at, bytes, &param);
-    if (UCS_PTR_IS_ERR(req)) { /* (the descriptor is still ours: its sender's send completes) */
+    if (UCS_PTR_IS_ERR(req)) { /* (the descriptor is still ours to release) */
         ucp_am_data_release(ucx.worker, a->data);
         u->fetching = false;
         free(u->fetch_copy);
