@@ -931,7 +931,7 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     }
     free(mine);
     free(all);
-    freed_in_flight(&comms[0], 20);
+    freed_in_flight(&comms[0], 6);
 }
 
 /* Waits, with no MPI call, until the counter grew by `want` since `before` (at most
