@@ -78,6 +78,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -984,6 +985,45 @@ static int realtime_threads(void)
  * per rank but the root: that rank starts an MPI_Ibcast on MPI_COMM_WORLD only once every other
  * rank's is complete, as they tell it by a message it waits for in MPI_Recv (where nicoll has
  * no collective to progress), so the packets it forwards go before its host posts. */
+static double cpu_ms(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return 1e3 * (double) (u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           1e-3 * (double) (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* An idle process burns no CPU: its progress thread sleeps once nothing is in flight, also after
+ * more communicators than it has doorbells for (63) were used and freed. */
+static void idle_burns_nothing(const comm_info_t *world)
+{
+    enum { N = 70 };
+    MPI_Comm dups[N];
+    int x = world->rank;
+    for (int i = 0; i < N; ++i) {
+        MPI_Request req;
+        MPI_Comm_dup(world->comm, &dups[i]);
+        MPI_Ibcast(&x, 1, MPI_INT, 0, dups[i], &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    for (int i = 0; i < N; ++i) {
+        MPI_Comm_free(&dups[i]);
+    }
+    MPI_Barrier(world->comm);
+    const double before = cpu_ms();
+    usleep(300000);
+    const double used = cpu_ms() - before;
+    if (used >= 10) {
+        complain("idle 300 ms after %d communicators were used and freed: %.1f ms of CPU", N, used);
+    }
+    char what[200];
+    snprintf(what, sizeof what,
+             "offload: idle 300 ms after %d communicators were used and freed, the process "
+             "uses under 10 ms of CPU",
+             N);
+    report(used < 10 && 0 == x, what);
+}
+
 static void section_offload(const comm_info_t *comms)
 {
     nicoll_counter_t offloaded;
@@ -1062,6 +1102,7 @@ static void section_offload(const comm_info_t *comms)
                  "(SCHED_FIFO): %d", opt.realtime_threads ? "some" : "no", n);
         report(n >= 0 && (n > 0) == opt.realtime_threads, what);
     }
+    idle_burns_nothing(&comms[0]);
 }
 
 /* This process's resident memory in KiB (Linux). */
