@@ -206,7 +206,8 @@ bool nicoll_progress_ucx_signals(void);
 void nicoll_progress_close(void);
 
 /* One way engine packets travel to a peer. A communicator's transport uses one per peer
- * (nicoll_transport_t.via): shared-memory rings inside a node, the PML elsewhere. */
+ * (nicoll_transport_t.via): shared-memory rings inside a node, UCX between nodes, the PML where
+ * neither serves. */
 typedef struct nicoll_fabric {
     const char *name;
     /* Takes one packet for `dst`, as nicsim_transport_t.send does (NICSIM_ERR_AGAIN: no room
@@ -217,6 +218,11 @@ typedef struct nicoll_fabric {
     nicsim_status_t (*poll)(struct nicoll_transport *t);
     /* Whether every payload sent in place from a collective's buffer has been read. */
     bool (*sent)(struct nicoll_transport *t);
+    /* After a collective failed: waits until no payload is still being written where the engine
+     * placed it (a fetch or a receive started before the failure), so that the failed
+     * collective gives its buffer back to the caller untouched from then on. NULL where a
+     * payload is in once poll() returns. */
+    void (*settle)(struct nicoll_transport *t);
 } nicoll_fabric_t;
 
 extern const nicoll_fabric_t nicoll_fabric_pml; /* coll_nicoll_transport.c */
@@ -305,6 +311,8 @@ typedef struct nicoll_transport {
     bool set_up;               /* the first collective set the communicator up (or failed to) */
     bool declined;             /* the ranks' settings differ, or a rank failed to set up: the
                                 * previous component serves every collective */
+    bool settled;              /* a collective failed on it: every MPI call drains it */
+    struct nicoll_transport *next_settled;
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -318,6 +326,12 @@ nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
 /* Whether every payload sent in place has left: only then may a collective whose buffer it lies
  * in complete. */
 bool nicoll_transport_sent(nicoll_transport_t *t);
+/* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and no
+ * rank takes its packets any more. */
+nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t);
+/* A collective failed: returns once no payload is still coming into any collective's buffer
+ * (nicoll_fabric_t.settle). */
+void nicoll_transport_settle(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
 

@@ -157,11 +157,12 @@ static nicoll_param_t nicoll_params[] = {
      "through a step: transport (the PML transport's buffers), setup (the set-up exchange's "
      "buffers), group (the engine group), shm_map (mapping the shared segment), shm_probe "
      "(reading a peer's memory), ucx (starting UCX); pack (a non-contiguous MPI_Bcast's or "
-     "MPI_Allgather's packing buffer), send (an engine packet's send). Every rank then takes the "
-     "same path: nicoll declines the communicator, or uses the PML instead of shared memory or "
-     "UCX; a failed pack fails that collective on this rank and on every rank not done with it "
-     "yet; a failed send does so for every collective on the communicator from then on. Empty: "
-     "no fault.",
+     "MPI_Allgather's packing buffer), send (an engine packet's send), fetch (a payload's fetch "
+     "over UCX or receive over the PML, just started). Every rank then takes the same path: "
+     "nicoll declines the communicator, or uses the PML instead of shared memory or UCX; a "
+     "failed pack fails that collective on this rank and on every rank not done with it yet; a "
+     "failed send or fetch does so for every collective on the communicator from then on. "
+     "Empty: no fault.",
      &NICOLL_C->fault, {0, 0, 0, NULL}, NULL},
 };
 

@@ -114,6 +114,9 @@ NICOLL_HOT_PATH
 static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blocking)
 {
     nicoll_transport_t *t = &req->module->transport;
+    if (NICSIM_OK != s) {
+        nicoll_transport_settle(t); /* the caller's buffer is the caller's again */
+    }
     if (NICSIM_OK == s && NULL != req->unpack_to &&
         OMPI_SUCCESS != nicoll_unpack(req->packed, req->bytes, req->unpack_to, req->unpack_count,
                                       req->unpack_type)) {
@@ -529,6 +532,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     struct ompi_communicator_t *comm = req->module->transport.comm;
     const char *name = nicoll_coll_names[req->coll];
     if (NICSIM_OK != posted) {
+        nicoll_transport_settle(&req->module->transport); /* (packets of earlier ones may wait) */
         nicoll_request_cleanup(req);
         if (NULL != request) {
             OBJ_RELEASE(req);

@@ -390,9 +390,104 @@ bool nicoll_declined(nicoll_module_t *m)
     return m->transport.declined;
 }
 
+/* The transports on which a collective failed. A payload sent in place stays its sender's until
+ * its receiver takes it (the sender waits for that: nicoll_transport_settle), and a rank whose
+ * collective failed need not poll the communicator again, so from then on until the
+ * communicator is freed every MPI call of the process takes what comes to it (drain()), as a
+ * collective would. */
+static nicoll_transport_t *settled;
+static int drain_progress(void);
+
+/* Takes what came: a broken group drops it and offers its notices again; another hands it to the
+ * engine, which drops an aborted collective's packets and keeps a later one's. */
+static void drain(nicoll_transport_t *t)
+{
+    if (NICSIM_OK == t->error) {
+        (void) nicoll_transport_poll(t);
+    } else {
+        for (int i = 0; i < t->fabric_count; ++i) {
+            /* (each round that answers an error has handed one packet over) */
+            for (int round = 0; round < 64 && NICSIM_OK != t->fabrics[i]->poll(t); ++round) {
+            }
+        }
+        (void) nicsim_group_progress(t->group);
+    }
+    (void) nicoll_transport_sent(t);
+}
+
+static void unsettle(nicoll_transport_t *t)
+{
+    if (!t->settled) {
+        return;
+    }
+    nicoll_transport_t **link = &settled;
+    while (*link != t) {
+        link = &(*link)->next_settled;
+    }
+    *link = t->next_settled;
+    t->settled = false;
+    if (NULL == settled) {
+        opal_progress_unregister(drain_progress);
+    }
+}
+
+/* One of Open MPI's progress callbacks while a transport is settled. */
+static int drain_progress(void)
+{
+    if (nicoll_locking && !nicoll_lock_unless_mine()) {
+        return 0; /* (this thread's own collective holds the lock: its wait drains) */
+    }
+    const unsigned long long moved_before = nicoll_packets_moved();
+    for (nicoll_transport_t *t = settled; NULL != t; t = t->next_settled) {
+        drain(t);
+    }
+    nicoll_unlock();
+    return nicoll_packets_moved() != moved_before;
+}
+
+NICOLL_HOT_PATH
+nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t)
+{
+    if (NICSIM_OK == t->error && NULL != t->group) {
+        t->error = nicsim_group_broken(t->group); /* (told by a peer) */
+    }
+    return t->error;
+}
+
+void nicoll_transport_settle(nicoll_transport_t *t)
+{
+    if (NULL == t->group) {
+        return; /* never set up: nothing travelled */
+    }
+    for (int i = 0; i < t->fabric_count; ++i) {
+        if (NULL != t->fabrics[i]->settle) {
+            t->fabrics[i]->settle(t);
+        }
+    }
+    (void) nicoll_transport_broken(t);
+    /* The payloads this rank sent in place are read until every peer took or dropped them: the
+     * caller may change its buffer once this returns, and a peer not told of the failure yet
+     * would take the change as the collective's. */
+    while (!nicoll_transport_sent(t)) {
+        drain(t);
+        if (t->pml_peers > 0) {
+            opal_progress(); /* (the PML moves our payloads there) */
+        }
+    }
+    if (!t->settled) {
+        if (NULL == settled) {
+            opal_progress_register(drain_progress);
+        }
+        t->next_settled = settled;
+        settled = t;
+        t->settled = true;
+    }
+}
+
 void nicoll_transport_fini(nicoll_transport_t *t)
 {
     nicoll_progress_watch(t, false); /* (under the lock) */
+    unsettle(t);
     /* A collective completes only once its packets are handed over, so what the engine may
      * still queue are credit returns, which go to the PML's and UCX's peers only. Both take
      * them. */
@@ -407,7 +502,9 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     nicoll_ucx_fini(t->ucx);
     t->ucx = NULL;
     /* Every packet addressed to us belongs to a collective this rank completed, so the posted
-     * receives are idle: cancel them. Sends complete because their receivers needed them. */
+     * receives are idle: cancel them. Sends complete because their receivers needed them, but
+     * for the payloads of a collective that failed, which no one will take now: those are let
+     * go (the PML completes or drops them later). */
     for (int i = 0; NULL != t->recv && i < t->recv_slots; ++i) {
         if (NULL != t->recv[i]) {
             ompi_request_cancel(t->recv[i]);
@@ -420,7 +517,7 @@ void nicoll_transport_fini(nicoll_transport_t *t)
         }
     }
     for (int i = 0; i < t->payload_sends_used; ++i) {
-        ompi_request_wait(&t->payload_sends[i], MPI_STATUS_IGNORE);
+        (void) release(&t->payload_sends[i]);
     }
     if (NULL != t->payload_recv) { /* only after an error: the ranks no longer agree */
         ompi_request_cancel(t->payload_recv);
@@ -457,8 +554,9 @@ static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const voi
         }
     }
     t->payload_at = at;
-    return pml_status(MCA_PML_CALL(irecv(at, t->payload_bytes, MPI_BYTE, src, NICOLL_TAG_PAYLOAD,
-                                         t->comm, &t->payload_recv)));
+    s = pml_status(MCA_PML_CALL(irecv(at, t->payload_bytes, MPI_BYTE, src, NICOLL_TAG_PAYLOAD,
+                                      t->comm, &t->payload_recv)));
+    return NICSIM_OK == s && nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : s;
 }
 
 /* Hands the head slot's packet to the engine, reposts the slot and moves the head on. */
@@ -522,8 +620,17 @@ static nicsim_status_t pml_poll(nicoll_transport_t *t)
     return NICSIM_OK;
 }
 
+/* The payload being received apart comes from a sender whose PML moves it in any MPI call. It
+ * stays the head's, handed to the engine at the next poll. */
+static void pml_settle(nicoll_transport_t *t)
+{
+    if (NULL != t->payload_recv) {
+        ompi_request_wait_completion(t->payload_recv);
+    }
+}
+
 const nicoll_fabric_t nicoll_fabric_pml = {
-    .name = "pml", .send = pml_send, .poll = pml_poll, .sent = pml_sent};
+    .name = "pml", .send = pml_send, .poll = pml_poll, .sent = pml_sent, .settle = pml_settle};
 
 NICOLL_HOT_PATH
 static nicsim_status_t poll(nicoll_transport_t *t)

@@ -128,8 +128,10 @@ static ucs_status_t on_message(void *arg, const void *header, size_t header_leng
                           ? find(((const am_header_t *) header)->cid,
                                  ((const am_header_t *) header)->nonce)
                           : NULL;
-    if (NULL == u) {
-        return UCS_OK; /* a late credit return to a communicator freed here: nothing needs it */
+    if (NULL == u || NICSIM_OK != u->t->error) {
+        /* A late credit return to a communicator freed here, or a packet to a broken one: no one
+         * needs it (dropped, a rendezvous's sender is told it is done). */
+        return UCS_OK;
     }
     if (u->arrived == u->room) {
         const int room = u->room ? 2 * u->room : 16;
@@ -304,6 +306,20 @@ static void free_records(send_record_t *r)
     }
 }
 
+/* Lets go of the packets waiting to be handed to the engine. */
+static void drop_arrivals(nicoll_ucx_t *u)
+{
+    for (int i = 0; i < u->arrived; ++i) {
+        arrival_t *a = &u->arrivals[i];
+        if (a->release || a->rndv) {
+            ucp_am_data_release(ucx.worker, a->data); /* (a rendezvous: its sender is done) */
+        } else {
+            free(a->data);
+        }
+    }
+    u->arrived = 0;
+}
+
 void nicoll_ucx_fini(nicoll_ucx_t *u)
 {
     if (NULL == u) {
@@ -315,12 +331,18 @@ void nicoll_ucx_fini(nicoll_ucx_t *u)
             break;
         }
     }
-    /* Sends finish (their receivers needed them); a fetch only after an error. */
+    /* Sends finish (their receivers needed them), but where the group broke: no one takes them
+     * then, and UCX lets each go when it ends, reading its record (kept) until then. A fetch is
+     * in flight only after an error. */
+    const bool broken = NICSIM_OK != u->t->error;
     for (send_record_t *r = u->in_flight; NULL != r; r = r->next) {
-        while (UCS_INPROGRESS == ucp_request_check_status(r->request)) {
+        while (!broken && UCS_INPROGRESS == ucp_request_check_status(r->request)) {
             ucp_worker_progress(ucx.worker);
         }
         ucp_request_free(r->request);
+    }
+    if (broken) {
+        u->in_flight = NULL;
     }
     if (NULL != u->fetch) {
         ucp_request_cancel(ucx.worker, u->fetch);
@@ -329,14 +351,7 @@ void nicoll_ucx_fini(nicoll_ucx_t *u)
         }
         ucp_request_free(u->fetch);
     }
-    for (int i = 0; i < u->arrived; ++i) {
-        arrival_t *a = &u->arrivals[i];
-        if (a->release || a->rndv) {
-            ucp_am_data_release(ucx.worker, a->data);
-        } else {
-            free(a->data);
-        }
-    }
+    drop_arrivals(u);
     free_records(u->in_flight);
     free_records(u->spare);
     free(u->fetch_copy);
@@ -520,13 +535,10 @@ static nicsim_status_t ucx_send(nicoll_transport_t *t, int dst, const void *head
     return NICSIM_OK;
 }
 
+/* Lets go of the sends that completed: whether none is left. */
 NICOLL_HOT_PATH
-static bool ucx_sent(nicoll_transport_t *t)
+static bool reap(nicoll_ucx_t *u)
 {
-    nicoll_ucx_t *u = t->ucx;
-    if (NULL != u->in_flight) {
-        ucp_worker_progress(ucx.worker);
-    }
     for (send_record_t **link = &u->in_flight; NULL != *link;) {
         send_record_t *r = *link;
         const ucs_status_t st = ucp_request_check_status(r->request);
@@ -534,14 +546,34 @@ static bool ucx_sent(nicoll_transport_t *t)
             link = &r->next;
             continue;
         }
-        if (UCS_OK != st && NICSIM_OK == t->error) {
-            t->error = NICSIM_ERR_TRANSPORT;
+        if (UCS_OK != st && NICSIM_OK == u->t->error) {
+            u->t->error = NICSIM_ERR_TRANSPORT;
         }
         ucp_request_free(r->request);
         *link = r->next;
         recycle(u, r);
     }
     return NULL == u->in_flight;
+}
+
+NICOLL_HOT_PATH
+static bool ucx_sent(nicoll_transport_t *t)
+{
+    nicoll_ucx_t *u = t->ucx;
+    if (NULL != u->in_flight) {
+        ucp_worker_progress(ucx.worker);
+    }
+    return reap(u);
+}
+
+/* The payload being fetched is waited for (its sender moves it: nicoll_transport_settle), then
+ * handed to the engine at the next poll. */
+static void ucx_settle(nicoll_transport_t *t)
+{
+    nicoll_ucx_t *u = t->ucx;
+    while (u->fetching && !u->fetched) {
+        ucp_worker_progress(ucx.worker);
+    }
 }
 
 static void fetched(void *request, ucs_status_t status, size_t length, void *user_data)
@@ -602,7 +634,7 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
     }
     u->fetch = req;
     u->fetched = NULL == req;
-    return NICSIM_OK;
+    return nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : NICSIM_OK;
 }
 
 /* Hands the engine the arrivals that are their pairs' next packets, and starts the fetch of the
@@ -670,6 +702,11 @@ NICOLL_HOT_PATH
 static nicsim_status_t ucx_poll(nicoll_transport_t *t)
 {
     nicoll_ucx_t *u = t->ucx;
+    if (NICSIM_OK != t->error) { /* a broken group drains: what comes is dropped (on_message) */
+        ucp_worker_progress(ucx.worker);
+        drop_arrivals(u);
+        return NICSIM_OK;
+    }
     u->news = false;
     do {
         const nicsim_status_t s = hand_over(u);
@@ -681,7 +718,7 @@ static nicsim_status_t ucx_poll(nicoll_transport_t *t)
 }
 
 const nicoll_fabric_t nicoll_fabric_ucx = {
-    .name = "ucx", .send = ucx_send, .poll = ucx_poll, .sent = ucx_sent};
+    .name = "ucx", .send = ucx_send, .poll = ucx_poll, .sent = ucx_sent, .settle = ucx_settle};
 
 #else /* built without UCX */
 

@@ -259,6 +259,10 @@ nicsim_status_t nicsim_group_fail(nicsim_group_t* group, nicsim_status_t why) {
     });
 }
 
+nicsim_status_t nicsim_group_broken(const nicsim_group_t* group) {
+    return group == nullptr ? NICSIM_ERR_INVALID : to_c(group->agent.broken());
+}
+
 nicsim_status_t nicsim_abort_post(nicsim_group_t* group, nicsim_status_t why,
                                   nicsim_request_t** request) {
     if (request == nullptr) return NICSIM_ERR_INVALID;

@@ -129,6 +129,8 @@ public:
     // same with peer_failed and tells the others again (so one that got through is enough), as
     // MPI's fault-tolerance proposal revokes a communicator.
     void fail(Status why);
+    // ok, or why the group is broken (fail() here, or peer_failed when told).
+    Status broken() const { return broken_; }
 
     // With host_feeds_root: the root's host moved the next packet of broadcast `seq` into the
     // NIC, which multicasts it. `again` when the NIC has no send buffer free for it;

@@ -16,6 +16,8 @@
 #   group is broken on every rank, so every rank returns from every later nicoll collective on it
 #   with an error (or the right bytes, if it needed nothing more), and a new communicator runs
 #   right. Over shared memory, the PML and UCX.
+# - fetch: the transport breaks right after a payload's fetch (UCX) or receive (the PML) started
+#   (test_abort fetch): no failed call's buffer is written after it returned, and nothing hangs.
 # Before set-up agreed on failures, a rank that failed left its peers waiting for it forever.
 . "$top_srcdir/test/lib.sh"
 
@@ -34,7 +36,7 @@ inject() {
     [ "$faulty" -lt $((np - 1)) ] && parts="$parts : -np $((np - 1 - faulty)) $program $*"
     # shellcheck disable=SC2086 # $parts is mpirun's MPMD command line
     mpirun_test --mca coll "${coll:-nicoll,basic,libnbc,self}" --mca coll_nicoll_stats 1 \
-        --mca coll_nicoll_verbose 10 --mca coll_nicoll_transport "${transport:-auto}" $parts \
+        --mca coll_nicoll_verbose 10 --mca coll_nicoll_transport "${transport:-auto}" ${flags:-} $parts \
         >"$log" 2>&1
     status=$?
     test_coll_ran "$log"
@@ -124,4 +126,27 @@ for case in "3 1 send:5 send" "4 3 send:40 send pml" "4 0 send:9 send ucx" "2 1 
         sh -c 'test "$(grep -c "calls failed" "$1")" -eq "$2"' _ "$log" "$1"
     check "... every check of test_abort passes" all_passed
 done
+
+# A transport broken while payloads are on their way in and out: one rank fails right after it
+# starts to fetch a payload (UCX's rendezvous, over its tcp transport, where the data follows
+# later) or to receive one apart (the PML), in 4 MiB broadcasts. Every rank returns from every
+# call, every success has the right bytes, no failed call's buffer is written after it returned,
+# and a new communicator runs right. (Before, the fetch landed in the failed call's buffer later;
+# a rank whose call failed gave its buffer back while a peer still read a payload from it, and
+# that peer's call succeeded with the caller's next bytes; over the PML, payloads that no rank
+# took any more held MPI_Finalize up for good.)
+for case in "3 1 fetch ucx caller" "4 3 fetch ucx thread" "4 2 fetch pml caller" \
+    "3 0 fetch pml thread"; do
+    set -- $case
+    transport=$4
+    flags="-x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo --mca coll_nicoll_progress $5"
+    program="$top_builddir/test/mpi/test_abort fetch"
+    inject "$1" "$2" "$3"
+    check "fault $3 on rank $2 of $1 (transport $4, progress $5): the faulty rank fails a fetch, every rank returns" \
+        sh -c 'grep -q "coll_nicoll_fault=fetch: failing step fetch (pass 1)" "$1" &&
+               test "$(grep -c "^# rank [0-9]*: [0-9]* of [0-9]* calls failed" "$1")" -eq "$2"' \
+        _ "$log" "$1"
+    check "... every check of test_abort passes" all_passed
+done
+flags=
 tap_done

@@ -22,6 +22,8 @@
 #include "mpi_test.h"
 
 #define COUNT 5000 /* ints, every second one: 20 KB of payload */
+#define BIG ((size_t) 4 << 20) /* the "fetch" mode's broadcasts: fetched, not sent eagerly */
+#define SENTINEL 0x5a
 
 static int value(int round, int origin, int i)
 {
@@ -92,12 +94,81 @@ static int broken_transport(void)
     return checks == passed;
 }
 
+/* The "fetch" mode (see the top). */
+static int late_writes(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    unsigned char *kept = NULL; /* the buffer of this rank's first failed call */
+    int failures = 0, right = 1;
+    for (int round = 0; round < 2 * size; ++round) {
+        const int root = round % size;
+        unsigned char *buf = malloc(BIG);
+        for (size_t i = 0; i < BIG; ++i) buf[i] = rank == root ? (unsigned char) value(round, root, (int) i) : 0;
+        if (MPI_SUCCESS == MPI_Bcast(buf, BIG, MPI_BYTE, root, MPI_COMM_WORLD)) {
+            size_t i = 0;
+            while (i < BIG && buf[i] == (unsigned char) value(round, root, (int) i)) ++i;
+            if (i < BIG && right) {
+                printf("# rank %d: round %d (root %d) wrong from byte %zu of %zu: %d\n", rank, round, root, i, BIG, buf[i]);
+                right = 0;
+            }
+            free(buf);
+        } else if (NULL == kept) {
+            ++failures;
+            memset(buf, SENTINEL, BIG); /* the caller's again: nothing may write to it now */
+            kept = buf;
+        } else {
+            ++failures;
+            free(buf);
+        }
+    }
+    /* Later traffic: a new communicator's broadcasts of the same size, which progress every
+     * transport the failed calls used. */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    int later = 1;
+    unsigned char *buf = malloc(BIG);
+    for (int round = 0; round < size; ++round) {
+        for (size_t i = 0; i < BIG; ++i) buf[i] = rank == round ? (unsigned char) (round + i) : 0;
+        later &= MPI_SUCCESS == MPI_Bcast(buf, BIG, MPI_BYTE, round, dup);
+        for (size_t i = 0; i < BIG; ++i) later &= buf[i] == (unsigned char) (round + i);
+    }
+    free(buf);
+    MPI_Comm_free(&dup);
+    int intact = 1;
+    for (size_t i = 0; NULL != kept && i < BIG; ++i) intact &= SENTINEL == kept[i];
+    free(kept);
+    printf("# rank %d: %d of %d calls failed%s%s\n", rank, failures, 2 * size,
+           right ? "" : ", a success with WRONG bytes",
+           intact ? "" : ", a failed call's buffer WRITTEN after it returned");
+    fflush(stdout);
+    int mine[3] = {failures > 0, right, intact}, all[3];
+    MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    int any;
+    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int checks = 0, passed = 0;
+    ++checks;
+    passed += tap_report(any > 0 && all[1], "the transport broken with a payload on its way in: "
+                         "every rank returned from every call, every success right");
+    ++checks;
+    passed += tap_report(all[2], "no failed call's buffer was written after the call returned");
+    MPI_Allreduce(&later, &any, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    ++checks;
+    passed += tap_report(any, "a communicator made afterwards runs right");
+    if (0 == rank) {
+        printf("# checks %d\n# passed %d\n", checks, passed);
+    }
+    return checks == passed;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc > 1 && 0 == strcmp(argv[1], "send")) {
+    if (argc > 1 && (0 == strcmp(argv[1], "send") || 0 == strcmp(argv[1], "fetch"))) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        const int ok = broken_transport();
+        const int ok = 's' == argv[1][0] ? broken_transport() : late_writes();
         MPI_Finalize();
         return ok ? 0 : 1;
     }

@@ -164,6 +164,10 @@ nicsim_status_t nicsim_abort_post(nicsim_group_t *group, nicsim_status_t why,
  * given up alone, as by nicsim_abort_post().) */
 nicsim_status_t nicsim_group_fail(nicsim_group_t *group, nicsim_status_t why);
 
+/* NICSIM_OK while the group runs, or why it is broken: nicsim_group_fail() here, or
+ * NICSIM_ERR_PEER once told of it. No rank of a broken group takes its packets any more. */
+nicsim_status_t nicsim_group_broken(const nicsim_group_t *group);
+
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
  * transport included), NICSIM_IN_PROGRESS while it is not, or the error that failed it. */
 nicsim_status_t nicsim_request_test(const nicsim_request_t *request);

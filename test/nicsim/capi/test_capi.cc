@@ -211,7 +211,8 @@ TEST(CApi, ATransportErrorBreaksTheGroupEverywhere) {
 }
 
 // The driver finds rank 0's transport broken (nicsim_group_fail): rank 0's collectives in
-// progress fail with the error, and rank 1's with NICSIM_ERR_PEER once told.
+// progress fail with the error, and rank 1's with NICSIM_ERR_PEER once told; nicsim_group_broken
+// says so on each.
 TEST(CApi, AGroupTheDriverFailsTellsTheOthers) {
     Mailbox box[2];
     nicsim_group_t* group[2];
@@ -221,11 +222,16 @@ TEST(CApi, AGroupTheDriverFailsTellsTheOthers) {
     ASSERT_EQ(nicsim_barrier_post(group[0], 0, &request[0]), NICSIM_OK);
     box[0].packets.clear();  // rank 0's token is lost: its driver sees the transport fail
     EXPECT_EQ(nicsim_group_fail(group[0], NICSIM_ERR_PEER), NICSIM_ERR_INVALID);
+    EXPECT_EQ(nicsim_group_broken(group[0]), NICSIM_OK);
     ASSERT_EQ(nicsim_group_fail(group[0], NICSIM_ERR_TRANSPORT), NICSIM_OK);
+    EXPECT_EQ(nicsim_group_broken(group[0]), NICSIM_ERR_TRANSPORT);
     EXPECT_EQ(nicsim_request_test(request[0]), NICSIM_ERR_TRANSPORT);
     EXPECT_EQ(nicsim_request_test(request[1]), NICSIM_IN_PROGRESS);
+    EXPECT_EQ(nicsim_group_broken(group[1]), NICSIM_OK);
     deliver_all(box, group, 2);
     EXPECT_EQ(nicsim_request_test(request[1]), NICSIM_ERR_PEER);
+    EXPECT_EQ(nicsim_group_broken(group[1]), NICSIM_ERR_PEER);  // told
+    EXPECT_EQ(nicsim_group_broken(nullptr), NICSIM_ERR_INVALID);
     for (int r = 0; r < 2; ++r) {
         nicsim_request_free(request[r]);
         nicsim_group_free(group[r]);
