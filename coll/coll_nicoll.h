@@ -218,11 +218,10 @@ typedef struct nicoll_fabric {
     nicsim_status_t (*poll)(struct nicoll_transport *t);
     /* Whether every payload sent in place from a collective's buffer has been read. */
     bool (*sent)(struct nicoll_transport *t);
-    /* After a collective failed: waits until no payload is still being written where the engine
-     * placed it (a fetch or a receive started before the failure), so that the failed
-     * collective gives its buffer back to the caller untouched from then on. NULL where a
-     * payload is in once poll() returns. */
-    void (*settle)(struct nicoll_transport *t);
+    /* Whether no payload is still being written where the engine placed it (a fetch or a
+     * receive started, which poll() hands to the engine once in). NULL where a payload is in
+     * once poll() returns. */
+    bool (*landed)(struct nicoll_transport *t);
 } nicoll_fabric_t;
 
 extern const nicoll_fabric_t nicoll_fabric_pml; /* coll_nicoll_transport.c */
@@ -329,9 +328,13 @@ bool nicoll_transport_sent(nicoll_transport_t *t);
 /* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and no
  * rank takes its packets any more. */
 nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t);
-/* A collective failed: returns once no payload is still coming into any collective's buffer
- * (nicoll_fabric_t.settle). */
-void nicoll_transport_settle(nicoll_transport_t *t);
+/* A collective failed: whether no payload is still written into a collective's buffer nor read
+ * from one (nicoll_fabric_t.landed and sent), which its sender or receiver moves; only then may
+ * the collective return its buffer to the caller (a peer not told of the failure yet would take
+ * the caller's next bytes as the collective's). Drains what came once, and from now until the
+ * communicator is freed, every MPI call of the process does too: a rank whose collective failed
+ * need not poll the communicator again, while its peers may wait for it to take their payloads. */
+bool nicoll_transport_settled(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
 

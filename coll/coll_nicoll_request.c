@@ -114,9 +114,6 @@ NICOLL_HOT_PATH
 static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blocking)
 {
     nicoll_transport_t *t = &req->module->transport;
-    if (NICSIM_OK != s) {
-        nicoll_transport_settle(t); /* the caller's buffer is the caller's again */
-    }
     if (NICSIM_OK == s && NULL != req->unpack_to &&
         OMPI_SUCCESS != nicoll_unpack(req->packed, req->bytes, req->unpack_to, req->unpack_count,
                                       req->unpack_type)) {
@@ -452,7 +449,8 @@ static int progress(void)
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
         nicoll_request_t *req = *link;
         nicsim_status_t s = test(req);
-        if (NICSIM_IN_PROGRESS == s) {
+        if (NICSIM_IN_PROGRESS == s ||
+            (NICSIM_OK != s && !nicoll_transport_settled(&req->module->transport))) {
             link = &req->next;
             continue;
         }
@@ -526,13 +524,24 @@ static unsigned polls_per_progress(void)
     return opal_progress_yield_when_idle ? 1024 : 16;
 }
 
+/* A collective failed: waits until its buffer is the caller's again (nicoll_transport_settled).
+ * (A nonblocking one stays active until then: progress().) */
+static void settle(nicoll_transport_t *t)
+{
+    while (!nicoll_transport_settled(t)) {
+        nicoll_unlock(); /* (nicoll's callback, and other components, take it) */
+        opal_progress(); /* (the PML moves payloads there; a peer may need this core) */
+        nicoll_lock();
+    }
+}
+
 NICOLL_HOT_PATH
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
 {
     struct ompi_communicator_t *comm = req->module->transport.comm;
     const char *name = nicoll_coll_names[req->coll];
     if (NICSIM_OK != posted) {
-        nicoll_transport_settle(&req->module->transport); /* (packets of earlier ones may wait) */
+        settle(&req->module->transport); /* (the packets of earlier ones may still travel) */
         nicoll_request_cleanup(req);
         if (NULL != request) {
             OBJ_RELEASE(req);
@@ -569,6 +578,9 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         }
         if (nicoll_locking) {
             nicoll_progress_caller_polls(t, false);
+        }
+        if (NICSIM_OK != s) {
+            settle(t);
         }
         s = finish(req, s, true);
         return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);

@@ -390,11 +390,8 @@ bool nicoll_declined(nicoll_module_t *m)
     return m->transport.declined;
 }
 
-/* The transports on which a collective failed. A payload sent in place stays its sender's until
- * its receiver takes it (the sender waits for that: nicoll_transport_settle), and a rank whose
- * collective failed need not poll the communicator again, so from then on until the
- * communicator is freed every MPI call of the process takes what comes to it (drain()), as a
- * collective would. */
+/* The transports on which a collective failed (nicoll_transport_settled), drained by every MPI
+ * call of the process until the communicator is freed. */
 static nicoll_transport_t *settled;
 static int drain_progress(void);
 
@@ -454,26 +451,22 @@ nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t)
     return t->error;
 }
 
-void nicoll_transport_settle(nicoll_transport_t *t)
+static bool landed(nicoll_transport_t *t)
+{
+    for (int i = 0; i < t->fabric_count; ++i) {
+        if (NULL != t->fabrics[i]->landed && !t->fabrics[i]->landed(t)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool nicoll_transport_settled(nicoll_transport_t *t)
 {
     if (NULL == t->group) {
-        return; /* never set up: nothing travelled */
-    }
-    for (int i = 0; i < t->fabric_count; ++i) {
-        if (NULL != t->fabrics[i]->settle) {
-            t->fabrics[i]->settle(t);
-        }
+        return true; /* never set up: nothing travelled */
     }
     (void) nicoll_transport_broken(t);
-    /* The payloads this rank sent in place are read until every peer took or dropped them: the
-     * caller may change its buffer once this returns, and a peer not told of the failure yet
-     * would take the change as the collective's. */
-    while (!nicoll_transport_sent(t)) {
-        drain(t);
-        if (t->pml_peers > 0) {
-            opal_progress(); /* (the PML moves our payloads there) */
-        }
-    }
     if (!t->settled) {
         if (NULL == settled) {
             opal_progress_register(drain_progress);
@@ -482,6 +475,10 @@ void nicoll_transport_settle(nicoll_transport_t *t)
         settled = t;
         t->settled = true;
     }
+    if (!landed(t) || !nicoll_transport_sent(t)) {
+        drain(t);
+    }
+    return landed(t) && nicoll_transport_sent(t);
 }
 
 void nicoll_transport_fini(nicoll_transport_t *t)
@@ -620,17 +617,13 @@ static nicsim_status_t pml_poll(nicoll_transport_t *t)
     return NICSIM_OK;
 }
 
-/* The payload being received apart comes from a sender whose PML moves it in any MPI call. It
- * stays the head's, handed to the engine at the next poll. */
-static void pml_settle(nicoll_transport_t *t)
+static bool pml_landed(nicoll_transport_t *t)
 {
-    if (NULL != t->payload_recv) {
-        ompi_request_wait_completion(t->payload_recv);
-    }
+    return NULL == t->payload_recv || REQUEST_COMPLETE(t->payload_recv);
 }
 
 const nicoll_fabric_t nicoll_fabric_pml = {
-    .name = "pml", .send = pml_send, .poll = pml_poll, .sent = pml_sent, .settle = pml_settle};
+    .name = "pml", .send = pml_send, .poll = pml_poll, .sent = pml_sent, .landed = pml_landed};
 
 NICOLL_HOT_PATH
 static nicsim_status_t poll(nicoll_transport_t *t)

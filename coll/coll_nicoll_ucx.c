@@ -566,14 +566,9 @@ static bool ucx_sent(nicoll_transport_t *t)
     return reap(u);
 }
 
-/* The payload being fetched is waited for (its sender moves it: nicoll_transport_settle), then
- * handed to the engine at the next poll. */
-static void ucx_settle(nicoll_transport_t *t)
+static bool ucx_landed(nicoll_transport_t *t)
 {
-    nicoll_ucx_t *u = t->ucx;
-    while (u->fetching && !u->fetched) {
-        ucp_worker_progress(ucx.worker);
-    }
+    return !t->ucx->fetching || t->ucx->fetched;
 }
 
 static void fetched(void *request, ucs_status_t status, size_t length, void *user_data)
@@ -718,7 +713,7 @@ static nicsim_status_t ucx_poll(nicoll_transport_t *t)
 }
 
 const nicoll_fabric_t nicoll_fabric_ucx = {
-    .name = "ucx", .send = ucx_send, .poll = ucx_poll, .sent = ucx_sent, .settle = ucx_settle};
+    .name = "ucx", .send = ucx_send, .poll = ucx_poll, .sent = ucx_sent, .landed = ucx_landed};
 
 #else /* built without UCX */
 

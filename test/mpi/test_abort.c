@@ -5,6 +5,14 @@
  * error (it was told before it was done) or with the right bytes. Nothing hangs, the other
  * collective runs right everywhere, and so do the communicator's later collectives.
  *
+ * With the argument "fetch", run with coll_nicoll_fault=fetch on one rank, over UCX or the PML:
+ * the rank's transport breaks right after it started to fetch (receive) its first payload, in
+ * 2 x size rounds of 4 MiB MPI_Bcast (MPI_Ibcast every other round; rotating root), so that
+ * payloads are still on their way in and out. Every rank returns from every call, every success
+ * is right, no failed call's buffer is written after the call returned (this rank's first one
+ * is filled with a sentinel then, checked after later traffic and MPI_Comm_free), and a
+ * communicator made afterwards runs right.
+ *
  * With the argument "send", run with coll_nicoll_fault=send:N on one rank: the Nth packet that
  * rank sends fails, somewhere in 40 rounds of MPI_Bcast (rotating root), MPI_Allgather and
  * MPI_Barrier on MPI_COMM_WORLD. The rank's transport is then broken for that communicator:
@@ -105,12 +113,23 @@ static int late_writes(void)
     for (int round = 0; round < 2 * size; ++round) {
         const int root = round % size;
         unsigned char *buf = malloc(BIG);
-        for (size_t i = 0; i < BIG; ++i) buf[i] = rank == root ? (unsigned char) value(round, root, (int) i) : 0;
-        if (MPI_SUCCESS == MPI_Bcast(buf, BIG, MPI_BYTE, root, MPI_COMM_WORLD)) {
+        for (size_t i = 0; i < BIG; ++i) {
+            buf[i] = rank == root ? (unsigned char) value(round, root, (int) i) : 0;
+        }
+        int rc;
+        if (round % 2) { /* nonblocking every other round */
+            MPI_Request request;
+            rc = MPI_Ibcast(buf, BIG, MPI_BYTE, root, MPI_COMM_WORLD, &request);
+            if (MPI_SUCCESS == rc) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Bcast(buf, BIG, MPI_BYTE, root, MPI_COMM_WORLD);
+        }
+        if (MPI_SUCCESS == rc) {
             size_t i = 0;
             while (i < BIG && buf[i] == (unsigned char) value(round, root, (int) i)) ++i;
             if (i < BIG && right) {
-                printf("# rank %d: round %d (root %d) wrong from byte %zu of %zu: %d\n", rank, round, root, i, BIG, buf[i]);
+                printf("# rank %d: round %d (root %d) wrong from byte %zu of %zu: %d\n", rank,
+                       round, root, i, BIG, buf[i]);
                 right = 0;
             }
             free(buf);
