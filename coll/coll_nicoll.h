@@ -296,6 +296,7 @@ typedef struct nicoll_transport {
     void *payload_at;      /* where: the collective's buffer, or payload_copy */
     void *payload_copy;    /* memory of our own when the engine had no place for it */
     size_t payload_bytes;
+    int payload_src;
     nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
     unsigned long events;      /* packets handed to the engine or offered again so far: a
                                 * collective's state changes only when this does */
@@ -310,7 +311,7 @@ typedef struct nicoll_transport {
     bool set_up;               /* the first collective set the communicator up (or failed to) */
     bool declined;             /* the ranks' settings differ, or a rank failed to set up: the
                                 * previous component serves every collective */
-    bool settled;              /* a collective failed on it: every MPI call drains it */
+    bool settled;              /* a collective failed on it: Open MPI's progress drains it */
     struct nicoll_transport *next_settled;
 } nicoll_transport_t;
 
@@ -325,15 +326,16 @@ nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
 /* Whether every payload sent in place has left: only then may a collective whose buffer it lies
  * in complete. */
 bool nicoll_transport_sent(nicoll_transport_t *t);
-/* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and no
- * rank takes its packets any more. */
+/* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and
+ * every rank drops its packets. */
 nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t);
 /* A collective failed: whether no payload is still written into a collective's buffer nor read
  * from one (nicoll_fabric_t.landed and sent), which its sender or receiver moves; only then may
  * the collective return its buffer to the caller (a peer not told of the failure yet would take
- * the caller's next bytes as the collective's). Drains what came once, and from now until the
- * communicator is freed, every MPI call of the process does too: a rank whose collective failed
- * need not poll the communicator again, while its peers may wait for it to take their payloads. */
+ * the caller's next bytes as the collective's). Drains what came, if not; and from the first
+ * call until the communicator is freed, so does Open MPI's progress (every MPI call that waits):
+ * a rank whose collective failed need not poll the communicator again, while its peers may wait
+ * for it to take their payloads. */
 bool nicoll_transport_settled(nicoll_transport_t *t);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);

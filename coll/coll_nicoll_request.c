@@ -524,9 +524,9 @@ static unsigned polls_per_progress(void)
     return opal_progress_yield_when_idle ? 1024 : 16;
 }
 
-/* A collective failed: waits until its buffer is the caller's again (nicoll_transport_settled).
- * (A nonblocking one stays active until then: progress().) */
-static void settle(nicoll_transport_t *t)
+/* A blocking collective failed: waits until its buffer is the caller's again
+ * (nicoll_transport_settled). (A nonblocking one stays active until then: progress().) */
+__attribute__((cold, noinline)) static void settle(nicoll_transport_t *t)
 {
     while (!nicoll_transport_settled(t)) {
         nicoll_unlock(); /* (nicoll's callback, and other components, take it) */
@@ -541,7 +541,9 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
     struct ompi_communicator_t *comm = req->module->transport.comm;
     const char *name = nicoll_coll_names[req->coll];
     if (NICSIM_OK != posted) {
-        settle(&req->module->transport); /* (the packets of earlier ones may still travel) */
+        /* Nothing of this one travelled, but peers may still send its packets: drained from now
+         * on. */
+        (void) nicoll_transport_settled(&req->module->transport);
         nicoll_request_cleanup(req);
         if (NULL != request) {
             OBJ_RELEASE(req);

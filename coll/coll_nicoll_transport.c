@@ -390,8 +390,8 @@ bool nicoll_declined(nicoll_module_t *m)
     return m->transport.declined;
 }
 
-/* The transports on which a collective failed (nicoll_transport_settled), drained by every MPI
- * call of the process until the communicator is freed. */
+/* The transports on which a collective failed (nicoll_transport_settled), drained by Open MPI's
+ * progress until the communicator is freed. */
 static nicoll_transport_t *settled;
 static int drain_progress(void);
 
@@ -403,7 +403,8 @@ static void drain(nicoll_transport_t *t)
         (void) nicoll_transport_poll(t);
     } else {
         for (int i = 0; i < t->fabric_count; ++i) {
-            /* (each round that answers an error has handed one packet over) */
+            /* (a poll stops at each packet the broken engine refuses: again, a bounded number
+             * of times) */
             for (int round = 0; round < 64 && NICSIM_OK != t->fabrics[i]->poll(t); ++round) {
             }
         }
@@ -442,7 +443,6 @@ static int drain_progress(void)
     return nicoll_packets_moved() != moved_before;
 }
 
-NICOLL_HOT_PATH
 nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t)
 {
     if (NICSIM_OK == t->error && NULL != t->group) {
@@ -499,9 +499,8 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     nicoll_ucx_fini(t->ucx);
     t->ucx = NULL;
     /* Every packet addressed to us belongs to a collective this rank completed, so the posted
-     * receives are idle: cancel them. Sends complete because their receivers needed them, but
-     * for the payloads of a collective that failed, which no one will take now: those are let
-     * go (the PML completes or drops them later). */
+     * receives are idle: cancel them. Sends complete because their receivers needed them (or,
+     * for a collective that failed, took or dropped them: nicoll_transport_settled). */
     for (int i = 0; NULL != t->recv && i < t->recv_slots; ++i) {
         if (NULL != t->recv[i]) {
             ompi_request_cancel(t->recv[i]);
@@ -514,7 +513,7 @@ void nicoll_transport_fini(nicoll_transport_t *t)
         }
     }
     for (int i = 0; i < t->payload_sends_used; ++i) {
-        (void) release(&t->payload_sends[i]);
+        ompi_request_wait(&t->payload_sends[i], MPI_STATUS_IGNORE);
     }
     if (NULL != t->payload_recv) { /* only after an error: the ranks no longer agree */
         ompi_request_cancel(t->payload_recv);
@@ -551,6 +550,7 @@ static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const voi
         }
     }
     t->payload_at = at;
+    t->payload_src = src;
     s = pml_status(MCA_PML_CALL(irecv(at, t->payload_bytes, MPI_BYTE, src, NICOLL_TAG_PAYLOAD,
                                       t->comm, &t->payload_recv)));
     return NICSIM_OK == s && nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : s;
@@ -573,6 +573,25 @@ static nicsim_status_t deliver_head(nicoll_transport_t *t, int src, const void *
     return delivered;
 }
 
+/* The payload a broken group's head waits for may never come (its sender's send may have
+ * failed after its header left), and the collective it belongs to has returned: received unmatched
+ * into memory of our own instead of the collective's buffer, whatever comes. */
+static void withdraw_payload(nicoll_transport_t *t)
+{
+    ompi_request_cancel(t->payload_recv);
+    if (!REQUEST_COMPLETE(t->payload_recv) || !t->payload_recv->req_status._cancelled) {
+        return; /* matched: it is coming */
+    }
+    (void) release(&t->payload_recv);
+    t->payload_at = t->payload_copy = malloc(t->payload_bytes);
+    if (NULL != t->payload_copy &&
+        OMPI_SUCCESS != MCA_PML_CALL(irecv(t->payload_copy, t->payload_bytes, MPI_BYTE,
+                                           t->payload_src, NICOLL_TAG_PAYLOAD, t->comm,
+                                           &t->payload_recv))) {
+        t->payload_recv = NULL;
+    }
+}
+
 static nicsim_status_t pml_poll(nicoll_transport_t *t)
 {
     if (!t->receiving) {
@@ -587,6 +606,9 @@ static nicsim_status_t pml_poll(nicoll_transport_t *t)
         nicsim_status_t s = NICSIM_OK;
         if (NULL != t->payload_recv) {
             if (!REQUEST_COMPLETE(t->payload_recv)) {
+                if (NICSIM_OK != t->error && t->payload_at != t->payload_copy) {
+                    withdraw_payload(t);
+                }
                 break;
             }
             const int src = t->payload_recv->req_status.MPI_SOURCE;
@@ -594,6 +616,13 @@ static nicsim_status_t pml_poll(nicoll_transport_t *t)
                 return NICSIM_ERR_TRANSPORT;
             }
             s = deliver_head(t, src, t->payload_at, t->payload_bytes);
+        } else if (t->recv_slots > 0 && NULL == t->recv[t->recv_head]) {
+            /* After an error (drain): the head's packet was taken and lost; its slot takes
+             * another. */
+            if (NICSIM_OK != post_recv(t, t->recv_head)) {
+                return NICSIM_ERR_TRANSPORT;
+            }
+            t->recv_head = (t->recv_head + 1) % t->recv_slots;
         } else if (t->recv_slots > 0 && REQUEST_COMPLETE(t->recv[t->recv_head])) {
             const unsigned char *packet = recv_buffer(t, t->recv_head);
             const int src = t->recv[t->recv_head]->req_status.MPI_SOURCE;

@@ -331,18 +331,13 @@ void nicoll_ucx_fini(nicoll_ucx_t *u)
             break;
         }
     }
-    /* Sends finish (their receivers needed them), but where the group broke: no one takes them
-     * then, and UCX lets each go when it ends, reading its record (kept) until then. A fetch is
-     * in flight only after an error. */
-    const bool broken = NICSIM_OK != u->t->error;
+    /* Sends finish (their receivers needed them, or took or dropped them after an error); a
+     * fetch only after an error. */
     for (send_record_t *r = u->in_flight; NULL != r; r = r->next) {
-        while (!broken && UCS_INPROGRESS == ucp_request_check_status(r->request)) {
+        while (UCS_INPROGRESS == ucp_request_check_status(r->request)) {
             ucp_worker_progress(ucx.worker);
         }
         ucp_request_free(r->request);
-    }
-    if (broken) {
-        u->in_flight = NULL;
     }
     if (NULL != u->fetch) {
         ucp_request_cancel(ucx.worker, u->fetch);

@@ -10,8 +10,8 @@
  * 2 x size rounds of 4 MiB MPI_Bcast (MPI_Ibcast every other round; rotating root), so that
  * payloads are still on their way in and out. Every rank returns from every call, every success
  * is right, no failed call's buffer is written after the call returned (this rank's first one
- * is filled with a sentinel then, checked after later traffic and MPI_Comm_free), and a
- * communicator made afterwards runs right.
+ * is filled with a sentinel then, checked after a new communicator's traffic), and that
+ * communicator runs right.
  *
  * With the argument "send", run with coll_nicoll_fault=send:N on one rank: the Nth packet that
  * rank sends fails, somewhere in 40 rounds of MPI_Bcast (rotating root), MPI_Allgather and

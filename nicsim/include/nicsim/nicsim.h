@@ -165,7 +165,7 @@ nicsim_status_t nicsim_abort_post(nicsim_group_t *group, nicsim_status_t why,
 nicsim_status_t nicsim_group_fail(nicsim_group_t *group, nicsim_status_t why);
 
 /* NICSIM_OK while the group runs, or why it is broken: nicsim_group_fail() here, or
- * NICSIM_ERR_PEER once told of it. No rank of a broken group takes its packets any more. */
+ * NICSIM_ERR_PEER once told of it. Every rank of a broken group drops its packets. */
 nicsim_status_t nicsim_group_broken(const nicsim_group_t *group);
 
 /* NICSIM_OK when this rank's part of the collective is complete (its packets taken by the
