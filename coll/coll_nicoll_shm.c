@@ -471,9 +471,17 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
 
 void nicoll_shm_fini(nicoll_shm_t *s)
 {
-    if (NULL != s) {
-        unmap(s);
+    if (NULL == s) {
+        return;
     }
+    /* A peer whose collective failed waits until this rank has read the payloads it sent in
+     * place (nicoll_transport_settled); gone, this rank has read them all. */
+    for (int src = 0; NULL != s->base && src < s->size; ++src) {
+        if (src != s->rank) {
+            __atomic_store_n(&ring(s, src, s->rank)->tail, UINT64_MAX, __ATOMIC_RELEASE);
+        }
+    }
+    unmap(s);
 }
 
 bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank)

@@ -13,6 +13,11 @@
  * is filled with a sentinel then, checked after a new communicator's traffic), and that
  * communicator runs right.
  *
+ * With the argument "free", run with coll_nicoll_fault=pack on one rank: that rank's MPI_Bcast
+ * of 4 MiB in a strided type fails (the others' is contiguous) and it frees the communicator at
+ * once, before the root's payloads reach it; every rank still returns (the root, whose call
+ * fails too once told, waited before for that rank to read the payloads it sent in place).
+ *
  * With the argument "send", run with coll_nicoll_fault=send:N on one rank: the Nth packet that
  * rank sends fails, somewhere in 40 rounds of MPI_Bcast (rotating root), MPI_Allgather and
  * MPI_Barrier on MPI_COMM_WORLD. The rank's transport is then broken for that communicator:
@@ -182,12 +187,57 @@ static int late_writes(void)
     return checks == passed;
 }
 
+/* The "free" mode (see the top). */
+static int freed_early(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *fault = getenv("OMPI_MCA_coll_nicoll_fault");
+    const int faulty = NULL != fault && 0 == strncmp(fault, "pack", 4);
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Datatype strided; /* BIG bytes, every second one */
+    MPI_Type_vector((int) BIG, 1, 2, MPI_BYTE, &strided);
+    MPI_Type_commit(&strided);
+    unsigned char *buf = malloc(2 * BIG);
+    for (size_t i = 0; i < BIG; ++i) buf[i] = (unsigned char) value(0, 0, (int) i);
+    int rc = faulty ? MPI_Bcast(buf, 1, strided, 0, dup) : MPI_Bcast(buf, BIG, MPI_BYTE, 0, dup);
+    if (faulty) {
+        MPI_Comm_free(&dup);
+    }
+    int right = 1;
+    for (size_t i = 0; MPI_SUCCESS == rc && !faulty && i < BIG; ++i) {
+        right &= buf[i] == (unsigned char) value(0, 0, (int) i);
+    }
+    printf("# rank %d: MPI_Bcast %s\n", rank, MPI_SUCCESS != rc ? "failed" : right ? "right" : "WRONG");
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!faulty) {
+        MPI_Comm_free(&dup);
+    }
+    int all;
+    MPI_Allreduce(&right, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const int ok = tap_report(all, "a rank that failed to pack frees the communicator at once: "
+                                   "every rank returns, every success right");
+    if (0 == rank) {
+        printf("# checks 1\n# passed %d\n", ok);
+    }
+    MPI_Type_free(&strided);
+    free(buf);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc > 1 && (0 == strcmp(argv[1], "send") || 0 == strcmp(argv[1], "fetch"))) {
+    if (argc > 1 && (0 == strcmp(argv[1], "send") || 0 == strcmp(argv[1], "fetch") ||
+                     0 == strcmp(argv[1], "free"))) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        const int ok = 's' == argv[1][0] ? broken_transport() : late_writes();
+        const int ok = 0 == strcmp(argv[1], "send")   ? broken_transport()
+                       : 0 == strcmp(argv[1], "free") ? freed_early()
+                                                      : late_writes();
         MPI_Finalize();
         return ok ? 0 : 1;
     }
