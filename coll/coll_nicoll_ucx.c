@@ -530,27 +530,6 @@ static nicsim_status_t ucx_send(nicoll_transport_t *t, int dst, const void *head
     return NICSIM_OK;
 }
 
-/* Lets go of the sends that completed: whether none is left. */
-NICOLL_HOT_PATH
-static bool reap(nicoll_ucx_t *u)
-{
-    for (send_record_t **link = &u->in_flight; NULL != *link;) {
-        send_record_t *r = *link;
-        const ucs_status_t st = ucp_request_check_status(r->request);
-        if (UCS_INPROGRESS == st) {
-            link = &r->next;
-            continue;
-        }
-        if (UCS_OK != st && NICSIM_OK == u->t->error) {
-            u->t->error = NICSIM_ERR_TRANSPORT;
-        }
-        ucp_request_free(r->request);
-        *link = r->next;
-        recycle(u, r);
-    }
-    return NULL == u->in_flight;
-}
-
 NICOLL_HOT_PATH
 static bool ucx_sent(nicoll_transport_t *t)
 {
@@ -558,7 +537,21 @@ static bool ucx_sent(nicoll_transport_t *t)
     if (NULL != u->in_flight) {
         ucp_worker_progress(ucx.worker);
     }
-    return reap(u);
+    for (send_record_t **link = &u->in_flight; NULL != *link;) {
+        send_record_t *r = *link;
+        const ucs_status_t st = ucp_request_check_status(r->request);
+        if (UCS_INPROGRESS == st) {
+            link = &r->next;
+            continue;
+        }
+        if (UCS_OK != st && NICSIM_OK == t->error) {
+            t->error = NICSIM_ERR_TRANSPORT;
+        }
+        ucp_request_free(r->request);
+        *link = r->next;
+        recycle(u, r);
+    }
+    return NULL == u->in_flight;
 }
 
 static bool ucx_landed(nicoll_transport_t *t)

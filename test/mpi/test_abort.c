@@ -190,9 +190,8 @@ static int late_writes(void)
 /* The "free" mode (see the top). */
 static int freed_early(void)
 {
-    int rank, size;
+    int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *fault = getenv("OMPI_MCA_coll_nicoll_fault");
     const int faulty = NULL != fault && 0 == strncmp(fault, "pack", 4);
     MPI_Comm dup;
