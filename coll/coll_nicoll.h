@@ -262,6 +262,9 @@ int nicoll_ucx_efd(void);
 bool nicoll_ucx_arm(void);
 /* Ends UCX in this process, once every communicator's fabric is gone (component close). */
 void nicoll_ucx_close(void);
+/* One turn of the process's UCX worker, if it has one: packets of freed communicators are
+ * dropped. */
+void nicoll_ucx_progress(void);
 
 /* The engine group of one communicator and the transport under it: a fabric per peer. */
 typedef struct nicoll_transport {
@@ -337,6 +340,8 @@ nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t);
  * a rank whose collective failed need not poll the communicator again, while its peers may wait
  * for it to take their payloads. */
 bool nicoll_transport_settled(nicoll_transport_t *t);
+/* Ends the draining, once every communicator is gone (component close). */
+void nicoll_transport_close(void);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
 

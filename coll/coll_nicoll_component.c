@@ -442,6 +442,7 @@ static int nicoll_close(void)
     nicoll_progress_close();
     print_stats();
     nicoll_tuning_close();
+    nicoll_transport_close();
     nicoll_ucx_close();
     if (NICOLL_C->output >= 0) {
         opal_output_close(NICOLL_C->output);

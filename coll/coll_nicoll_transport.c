@@ -391,8 +391,11 @@ bool nicoll_declined(nicoll_module_t *m)
 }
 
 /* The transports on which a collective failed (nicoll_transport_settled), drained by Open MPI's
- * progress until the communicator is freed. */
+ * progress until the communicator is freed; and from the first such one freed that UCX served,
+ * UCX's worker too, until the component closes: a peer's payload that comes later waits to be
+ * dropped (a rendezvous holds its sender until then). */
 static nicoll_transport_t *settled;
+static bool ucx_freed;
 static int drain_progress(void);
 
 /* Takes what came: a broken group drops it and offers its notices again; another hands it to the
@@ -424,7 +427,7 @@ static void unsettle(nicoll_transport_t *t)
     }
     *link = t->next_settled;
     t->settled = false;
-    if (NULL == settled) {
+    if (NULL == settled && !ucx_freed) {
         opal_progress_unregister(drain_progress);
     }
 }
@@ -438,6 +441,9 @@ static int drain_progress(void)
     const unsigned long long moved_before = nicoll_packets_moved();
     for (nicoll_transport_t *t = settled; NULL != t; t = t->next_settled) {
         drain(t);
+    }
+    if (ucx_freed) {
+        nicoll_ucx_progress();
     }
     nicoll_unlock();
     return nicoll_packets_moved() != moved_before;
@@ -461,6 +467,15 @@ static bool landed(nicoll_transport_t *t)
     return true;
 }
 
+void nicoll_transport_close(void)
+{
+    if (NULL != settled || ucx_freed) {
+        opal_progress_unregister(drain_progress);
+    }
+    settled = NULL;
+    ucx_freed = false;
+}
+
 bool nicoll_transport_settled(nicoll_transport_t *t)
 {
     if (NULL == t->group) {
@@ -468,7 +483,7 @@ bool nicoll_transport_settled(nicoll_transport_t *t)
     }
     (void) nicoll_transport_broken(t);
     if (!t->settled) {
-        if (NULL == settled) {
+        if (NULL == settled && !ucx_freed) {
             opal_progress_register(drain_progress);
         }
         t->next_settled = settled;
@@ -484,6 +499,7 @@ bool nicoll_transport_settled(nicoll_transport_t *t)
 void nicoll_transport_fini(nicoll_transport_t *t)
 {
     nicoll_progress_watch(t, false); /* (under the lock) */
+    ucx_freed |= t->settled && NULL != t->ucx;
     unsettle(t);
     /* A collective completes only once its packets are handed over, so what the engine may
      * still queue are credit returns, which go to the PML's and UCX's peers only. Both take

@@ -272,6 +272,13 @@ static void close_ep(ucp_ep_h ep)
     }
 }
 
+void nicoll_ucx_progress(void)
+{
+    if (NULL != ucx.worker) {
+        ucp_worker_progress(ucx.worker);
+    }
+}
+
 void nicoll_ucx_close(void)
 {
     if (NULL != ucx.worker) {
@@ -727,6 +734,8 @@ int nicoll_ucx_efd(void) { return -1; }
 bool nicoll_ucx_arm(void) { return false; }
 
 void nicoll_ucx_close(void) {}
+
+void nicoll_ucx_progress(void) {}
 
 const nicoll_fabric_t nicoll_fabric_ucx = {.name = "ucx"};
 
