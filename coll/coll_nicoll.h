@@ -299,7 +299,7 @@ typedef struct nicoll_transport {
     void *payload_at;      /* where: the collective's buffer, or payload_copy */
     void *payload_copy;    /* memory of our own when the engine had no place for it */
     size_t payload_bytes;
-    int payload_src;
+    int payload_src;       /* its sender */
     nicsim_group_stats_t seen; /* the group's counters when last added to the component's */
     unsigned long events;      /* packets handed to the engine or offered again so far: a
                                 * collective's state changes only when this does */
@@ -329,9 +329,6 @@ nicsim_status_t nicoll_transport_poll(nicoll_transport_t *t);
 /* Whether every payload sent in place has left: only then may a collective whose buffer it lies
  * in complete. */
 bool nicoll_transport_sent(nicoll_transport_t *t);
-/* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and
- * every rank drops its packets. */
-nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t);
 /* A collective failed: whether no payload is still written into a collective's buffer nor read
  * from one (nicoll_fabric_t.landed and sent), which its sender or receiver moves; only then may
  * the collective return its buffer to the caller (a peer not told of the failure yet would take

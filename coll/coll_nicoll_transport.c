@@ -449,7 +449,9 @@ static int drain_progress(void)
     return nicoll_packets_moved() != moved_before;
 }
 
-nicsim_status_t nicoll_transport_broken(nicoll_transport_t *t)
+/* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and
+ * every rank drops its packets. */
+static nicsim_status_t broken(nicoll_transport_t *t)
 {
     if (NICSIM_OK == t->error && NULL != t->group) {
         t->error = nicsim_group_broken(t->group); /* (told by a peer) */
@@ -481,7 +483,7 @@ bool nicoll_transport_settled(nicoll_transport_t *t)
     if (NULL == t->group) {
         return true; /* never set up: nothing travelled */
     }
-    (void) nicoll_transport_broken(t);
+    (void) broken(t);
     if (!t->settled) {
         if (NULL == settled && !ucx_freed) {
             opal_progress_register(drain_progress);
