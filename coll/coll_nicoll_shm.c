@@ -607,11 +607,11 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
             void *at = NULL;
             if (0 != in->remote || 0 != in->staged) {
                 nicsim_status_t st = read_apart(s, t->group, src, r, in, &at);
-                if (NICSIM_OK != st && NICSIM_OK == t->error) {
-                    return st; /* (which breaks the group) */
-                }
-                if (NICSIM_OK != st) { /* a broken group drains: the packet is dropped */
-                    nicoll_ring_consume(r, ++s->taken[src]);
+                if (NICSIM_OK != st) {
+                    if (NICSIM_OK == t->error) {
+                        return st; /* (which breaks the group) */
+                    }
+                    nicoll_ring_consume(r, ++s->taken[src]); /* draining: dropped */
                     ring_bell(s, src);
                     continue;
                 }

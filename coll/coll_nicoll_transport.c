@@ -398,9 +398,20 @@ static nicoll_transport_t *settled;
 static bool ucx_freed;
 static int drain_progress(void);
 
+static bool landed(nicoll_transport_t *t)
+{
+    for (int i = 0; i < t->fabric_count; ++i) {
+        if (NULL != t->fabrics[i]->landed && !t->fabrics[i]->landed(t)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Takes what came: a broken group drops it and offers its notices again; another hands it to the
- * engine, which drops an aborted collective's packets and keeps a later one's. */
-static void drain(nicoll_transport_t *t)
+ * engine, which drops an aborted collective's packets and keeps a later one's. Whether nothing
+ * is still written into a collective's buffer nor read from one (nicoll_transport_settled). */
+static bool drain(nicoll_transport_t *t)
 {
     if (NICSIM_OK == t->error) {
         (void) nicoll_transport_poll(t);
@@ -413,7 +424,7 @@ static void drain(nicoll_transport_t *t)
         }
         (void) nicsim_group_progress(t->group);
     }
-    (void) nicoll_transport_sent(t);
+    return nicoll_transport_sent(t) && landed(t);
 }
 
 static void unsettle(nicoll_transport_t *t)
@@ -440,7 +451,7 @@ static int drain_progress(void)
     }
     const unsigned long long moved_before = nicoll_packets_moved();
     for (nicoll_transport_t *t = settled; NULL != t; t = t->next_settled) {
-        drain(t);
+        (void) drain(t);
     }
     if (ucx_freed) {
         nicoll_ucx_progress();
@@ -449,24 +460,12 @@ static int drain_progress(void)
     return nicoll_packets_moved() != moved_before;
 }
 
-/* NICSIM_OK, or why the group is broken, here or (told) elsewhere: then also in t->error, and
- * every rank drops its packets. */
-static nicsim_status_t broken(nicoll_transport_t *t)
+/* A group another rank broke (told) sets t->error too: every rank drops its packets then. */
+static void note_broken(nicoll_transport_t *t)
 {
     if (NICSIM_OK == t->error && NULL != t->group) {
-        t->error = nicsim_group_broken(t->group); /* (told by a peer) */
+        t->error = nicsim_group_broken(t->group);
     }
-    return t->error;
-}
-
-static bool landed(nicoll_transport_t *t)
-{
-    for (int i = 0; i < t->fabric_count; ++i) {
-        if (NULL != t->fabrics[i]->landed && !t->fabrics[i]->landed(t)) {
-            return false;
-        }
-    }
-    return true;
 }
 
 void nicoll_transport_close(void)
@@ -483,7 +482,7 @@ bool nicoll_transport_settled(nicoll_transport_t *t)
     if (NULL == t->group) {
         return true; /* never set up: nothing travelled */
     }
-    (void) broken(t);
+    note_broken(t);
     if (!t->settled) {
         if (NULL == settled && !ucx_freed) {
             opal_progress_register(drain_progress);
@@ -492,10 +491,7 @@ bool nicoll_transport_settled(nicoll_transport_t *t)
         settled = t;
         t->settled = true;
     }
-    if (!landed(t) || !nicoll_transport_sent(t)) {
-        drain(t);
-    }
-    return landed(t) && nicoll_transport_sent(t);
+    return drain(t);
 }
 
 void nicoll_transport_fini(nicoll_transport_t *t)
@@ -553,6 +549,14 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     t->via = NULL;
 }
 
+/* Receives the head's payload, from t->payload_src, at `at`. */
+static nicsim_status_t post_payload_recv(nicoll_transport_t *t, void *at)
+{
+    t->payload_at = at;
+    return pml_status(MCA_PML_CALL(irecv(at, t->payload_bytes, MPI_BYTE, t->payload_src,
+                                         NICOLL_TAG_PAYLOAD, t->comm, &t->payload_recv)));
+}
+
 /* The head slot holds a bare header: receive its payload apart, where the engine says. */
 static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const void *header)
 {
@@ -567,10 +571,8 @@ static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const voi
             return NICSIM_ERR_NO_MEMORY;
         }
     }
-    t->payload_at = at;
     t->payload_src = src;
-    s = pml_status(MCA_PML_CALL(irecv(at, t->payload_bytes, MPI_BYTE, src, NICOLL_TAG_PAYLOAD,
-                                      t->comm, &t->payload_recv)));
+    s = post_payload_recv(t, at);
     return NICSIM_OK == s && nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : s;
 }
 
@@ -602,10 +604,7 @@ static void withdraw_payload(nicoll_transport_t *t)
     }
     (void) release(&t->payload_recv);
     t->payload_at = t->payload_copy = malloc(t->payload_bytes);
-    if (NULL != t->payload_copy &&
-        OMPI_SUCCESS != MCA_PML_CALL(irecv(t->payload_copy, t->payload_bytes, MPI_BYTE,
-                                           t->payload_src, NICOLL_TAG_PAYLOAD, t->comm,
-                                           &t->payload_recv))) {
+    if (NULL != t->payload_copy && NICSIM_OK != post_payload_recv(t, t->payload_copy)) {
         t->payload_recv = NULL;
     }
 }
