@@ -13,7 +13,7 @@ for var in priority verbose stats bcast_algorithm bcast_k allgather_algorithm ba
         _ "$params" "$var"
 done
 check "barrier_algorithm help names the engine's algorithms" \
-    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "dissemination, recursive_doubling, tree"' _ "$params"
+    sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "dissemination, recursive_doubling, tree, flat"' _ "$params"
 check "bcast_algorithm help names the engine's tree shapes" \
     sh -c 'printf "%s\n" "$1" | tr -s " \n" " " | grep -q "binomial, binary, chain, flat, kbinomial"' _ "$params"
 check "allgather_algorithm help names the engine's NIC-based algorithms only" \
@@ -23,7 +23,7 @@ bad=$(mpirun_test -np 2 --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_ba
           "$top_builddir/test/mpi/test_barrier" 10 2>&1)
 status=$?
 check "a bad coll_nicoll_barrier_algorithm gets one line per process naming it" \
-    sh -c 'test "$(printf "%s\n" "$1" | grep -c "coll_nicoll_barrier_algorithm=bogus: not a valid value (valid: auto, dissemination, recursive_doubling, tree); using auto")" -eq 2' \
+    sh -c 'test "$(printf "%s\n" "$1" | grep -c "coll_nicoll_barrier_algorithm=bogus: not a valid value (valid: auto, dissemination, recursive_doubling, tree, flat); using auto")" -eq 2' \
     _ "$bad"
 check "... and the job runs every check to success on the default algorithm" \
     sh -c 'test "$2" -eq 0 && test "$(printf "%s\n" "$1" | grep -c "^ok - ")" -eq 6 &&

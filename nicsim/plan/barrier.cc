@@ -3,13 +3,14 @@
 #include <array>
 
 #include "plan/barrier_dissemination.h"
+#include "plan/barrier_flat.h"
 #include "plan/barrier_recursive_doubling.h"
 #include "plan/barrier_tree.h"
 
 namespace nicsim::plan {
 
 std::span<const BarrierAlgorithm> barrier_algorithms() {
-    static constexpr std::array<BarrierAlgorithm, 3> table{{
+    static constexpr std::array<BarrierAlgorithm, 4> table{{
         {"dissemination", "ceil(log2 P) rounds; in round r rank i signals i+2^r (mod P)",
          barrier_dissemination},
         {"recursive_doubling",
@@ -18,6 +19,9 @@ std::span<const BarrierAlgorithm> barrier_algorithms() {
         {"tree",
          "the ranks report to rank 0, which releases them (flat up to 65 ranks; above, 64 children per rank)",
          barrier_tree},
+        {"flat",
+         "every rank signals every other and leaves once it heard from all (one step up to 65 ranks; above, rounds of 64 signals)",
+         barrier_flat},
     }};
     return table;
 }

@@ -6,7 +6,7 @@
 iterations=${NICOLL_TEST_BARRIERS:-1000}
 expected_lines=6
 for np in 1 2 3 4 5 6 7 8; do
-    for algorithm in dissemination recursive_doubling tree; do
+    for algorithm in dissemination recursive_doubling tree flat; do
         started=$(date +%s)
         out=$(mpirun_test -np "$np" --mca coll nicoll,basic,libnbc,self \
                   --mca coll_nicoll_barrier_algorithm "$algorithm" \

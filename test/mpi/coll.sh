@@ -87,9 +87,9 @@ runs='1 auto      auto auto auto               auto  auto auto caller -
 2 kbinomial 1    rd   dissemination      1000  1    auto thread -
 2 auto      auto ab   auto               auto  auto pml  caller -
 3 binomial  auto flat recursive_doubling 4096  2    pml  auto   -
-4 kbinomial 2    flat dissemination      65536 16   shm  thread -
+4 kbinomial 2    flat flat               65536 16   shm  thread -
 5 chain     auto rd   recursive_doubling 1000  3    auto caller -
-6 kbinomial auto auto dissemination      4096  1    pml  thread -
+6 kbinomial auto auto flat               4096  1    pml  thread -
 7 flat      auto flat tree               auto  1    auto auto   -
 8 kbinomial 3    ab   recursive_doubling 1000  1    shm  thread -
 8 chain     auto rd   dissemination      4096  1    pml  caller -

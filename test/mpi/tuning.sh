@@ -67,7 +67,7 @@ check "broken file: every test_coll check passes on the embedded default (4 rank
 # 2. A file forcing each algorithm.
 for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial \
             allgather:rd allgather:ab allgather:flat barrier:dissemination \
-            barrier:recursive_doubling barrier:tree ibcast:chain iallgather:ab \
+            barrier:recursive_doubling barrier:tree barrier:flat ibcast:chain iallgather:ab \
             ibarrier:recursive_doubling ibarrier:tree; do
     coll=${case%%:*} algorithm=${case#*:}
     # a nonblocking collective's blocking form too, which nicoll-bench itself calls (bcast)
@@ -183,9 +183,9 @@ measured() {
     "$tune" validate "$dir/measured.json" | grep -q ": valid, " &&
         grep -q '"bcast np 2 4096 B kbinomial k=2 packet=1k": [0-9.]*' "$dir/measured.json" &&
         grep -q '"allgather np 2 4096 B ab packet=1k": [0-9.]*' "$dir/measured.json" &&
-        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 21/21  done in '
+        tr '\r' '\n' <"$log" | grep -q '^\[#*\] 22/22  done in '
 }
-check "generate --measure: 21 runs (2 packet sizes x 9 data candidates + 3 barriers), progress to done, a valid file" measured
+check "generate --measure: 22 runs (2 packet sizes x 9 data candidates + 4 barriers), progress to done, a valid file" measured
 # 6. generate --measure over 2 emulated nodes of 2 slots (test/lib.sh's set-up): 2 ranks fill
 # one node, 4 both; the 4-rank rules hold only over several nodes, with auto for one node.
 if why=$(nodes_unavailable); then

@@ -51,11 +51,12 @@ TEST(CApi, StatusStringsAndVersion) {
 }
 
 TEST(CApi, AlgorithmTable) {
-    ASSERT_EQ(nicsim_algorithm_count(NICSIM_COLL_BARRIER), 3);
+    ASSERT_EQ(nicsim_algorithm_count(NICSIM_COLL_BARRIER), 4);
     EXPECT_STREQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 0), "dissemination");
     EXPECT_STREQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 1), "recursive_doubling");
     EXPECT_STREQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 2), "tree");
-    EXPECT_EQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 3), nullptr);
+    EXPECT_STREQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 3), "flat");
+    EXPECT_EQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, 4), nullptr);
     EXPECT_EQ(nicsim_algorithm_name(NICSIM_COLL_BARRIER, -1), nullptr);
     EXPECT_NE(std::strlen(nicsim_algorithm_description(NICSIM_COLL_BARRIER, 0)), 0u);
     EXPECT_EQ(nicsim_algorithm_find(NICSIM_COLL_BARRIER, "recursive_doubling"), 1);

@@ -10,6 +10,7 @@
 
 #include "plan/barrier.h"
 #include "plan/barrier_dissemination.h"
+#include "plan/barrier_flat.h"
 #include "plan/barrier_recursive_doubling.h"
 #include "plan/barrier_tree.h"
 
@@ -198,6 +199,33 @@ TEST(BarrierTree, LevelsOf64ChildrenAbove65Ranks) {
     for (const Rank size : {66, 200, 4225, 4226}) {
         std::vector<BarrierSchedule> all;
         for (Rank r = 0; r < size; ++r) all.push_back(barrier_tree(r, size));
+        expect_tokens_pair_up(all);
+        if (size <= 200) expect_a_barrier(all);  // (quadratic in size)
+    }
+}
+
+TEST(BarrierFlat, OneStepToEveryOtherRankUpTo65Ranks) {
+    EXPECT_EQ(barrier_flat(1, 4), (BarrierSchedule{{{2, 3, 0}, {0, 3, 2}}}));
+    EXPECT_EQ(barrier_flat(0, 1), BarrierSchedule{});
+    for (Rank r = 0; r < 65; ++r) {
+        const auto steps = barrier_flat(r, 65);
+        ASSERT_EQ(steps.size(), 1u);
+        EXPECT_EQ(steps[0].send_to.size(), 64u);
+        EXPECT_EQ(steps[0].recv_from.size(), 64u);
+    }
+}
+
+// Above 65 ranks: n-way dissemination, rounds of at most 64 signals at distances j * 65^r.
+TEST(BarrierFlat, RoundsOf64SignalsAbove65Ranks) {
+    const auto steps = barrier_flat(10, 200);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].send_to.size(), 64u);
+    EXPECT_EQ(steps[0].send_to.front(), 11);
+    EXPECT_EQ(steps[0].recv_from.front(), 9);
+    EXPECT_EQ(steps[1], (BarrierStep{{75, 140, 5}, {145, 80, 15}}));  // 65, 130, 195 away
+    for (const Rank size : {66, 130, 131, 200, 4225, 4226}) {
+        std::vector<BarrierSchedule> all;
+        for (Rank r = 0; r < size; ++r) all.push_back(barrier_flat(r, size));
         expect_tokens_pair_up(all);
         if (size <= 200) expect_a_barrier(all);  // (quadratic in size)
     }
