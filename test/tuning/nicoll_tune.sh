@@ -84,8 +84,8 @@ bad_input "generate needs --model or --measure" "--model PRESET and --measure" g
 bad_input "generate: an unknown preset is named" "--model nope" generate --model nope --comm-sizes 4 --sizes 1
 bad_input "generate: an unknown option is named" "--speed" generate --model kesavan97 --speed 3
 bad_input "generate: comm sizes below 2 are refused" "--comm-sizes" generate --model kesavan97 --comm-sizes 1 --sizes 1
-check "generate: --algorithms leaving a collective no candidate says so (the barrier, with flat,rd)" \
-    sh -c '"$1" generate --model kesavan97 --comm-sizes 4 --sizes 8 --algorithms flat,rd --out "$2" 2>&1 |
+check "generate: --algorithms leaving a collective no candidate says so (the barrier, with chain,rd)" \
+    sh -c '"$1" generate --model kesavan97 --comm-sizes 4 --sizes 8 --algorithms chain,rd --out "$2" 2>&1 |
            grep -q "barrier, 4 nodes, 0 bytes: no algorithm ran: --algorithms names none of its algorithms"' \
     _ "$tune" "$dir/none.json"
 
