@@ -333,9 +333,9 @@ bool nicoll_transport_sent(nicoll_transport_t *t);
  * from one (nicoll_fabric_t.landed and sent), which its sender or receiver moves; only then may
  * the collective return its buffer to the caller (a peer not told of the failure yet would take
  * the caller's next bytes as the collective's). Drains what came, if not; and from the first
- * call until the communicator is freed, so does Open MPI's progress (every MPI call that waits):
- * a rank whose collective failed need not poll the communicator again, while its peers may wait
- * for it to take their payloads. */
+ * call until the communicator is destroyed (BUGS), so does Open MPI's progress (every MPI call
+ * that waits): a rank whose collective failed need not poll the communicator again, while its
+ * peers may wait for it to take their payloads. */
 bool nicoll_transport_settled(nicoll_transport_t *t);
 /* Ends the draining, once every communicator is gone (component close). */
 void nicoll_transport_close(void);

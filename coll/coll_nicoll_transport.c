@@ -391,7 +391,7 @@ bool nicoll_declined(nicoll_module_t *m)
 }
 
 /* The transports on which a collective failed (nicoll_transport_settled), drained by Open MPI's
- * progress until the communicator is freed; and from the first such one freed that UCX served,
+ * progress until the communicator is destroyed; and from the first such one freed that UCX served,
  * UCX's worker too, until the component closes: a peer's payload that comes later waits to be
  * dropped (a rendezvous holds its sender until then). */
 static nicoll_transport_t *settled;

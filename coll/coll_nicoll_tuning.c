@@ -120,7 +120,8 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
     /* auto: kbinomial with Theorem 3's k; for allgather Yu et al.'s finding (Fig. 6, and the
      * model's crossover, nicsim allgather): recursive doubling while the whole result fits in one
      * packet, where its combining saves packets, all-to-all broadcast once blocks span packets,
-     * where its pipelined hops win; barrier dissemination, which never takes more rounds. */
+     * where its pipelined hops win; barrier dissemination (no more rounds than recursive
+     * doubling). */
     d->algorithm = NICOLL_AUTO != mca_algorithm ? mca_algorithm
                    : r.algorithm >= 0           ? r.algorithm
                    : is_bcast                   ? NICOLL_C->bcast_kbinomial

@@ -179,7 +179,8 @@ bad_input "allgather refuses a --seed that is not a number" "--seed abc" allgath
 bad_input "barrier has no --loss" "--loss" barrier --loss 0.1
 
 for algorithm in nic:dissemination host:host-dissemination dissemination:dissemination \
-    host-recursive_doubling:host-recursive_doubling tree:tree host-tree:host-tree; do
+    host-recursive_doubling:host-recursive_doubling tree:tree host-tree:host-tree flat:flat \
+    host-flat:host-flat; do
     check "barrier --algorithm ${algorithm%%:*} runs on gm-lanai9 and runs ${algorithm#*:}" \
         sh -c '"$1" barrier --preset gm-lanai9 --algorithm "$2" | grep -q "^barrier: gm-lanai9, 16 nodes, algorithm $3$" &&
                "$1" barrier --preset gm-lanai9 --algorithm "$2" --json | python3 -c "import json, sys

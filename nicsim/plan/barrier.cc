@@ -17,10 +17,12 @@ std::span<const BarrierAlgorithm> barrier_algorithms() {
          "pairwise exchange with rank XOR 2^r; ranks beyond the largest power of two fold in and out",
          barrier_recursive_doubling},
         {"tree",
-         "the ranks report to rank 0, which releases them (flat up to 65 ranks; above, 64 children per rank)",
+         "the ranks report to rank 0, which releases them (a star up to 65 ranks; above, 64 "
+         "children per rank)",
          barrier_tree},
         {"flat",
-         "every rank signals every other and leaves once it heard from all (one step up to 65 ranks; above, rounds of 64 signals)",
+         "every rank signals every other and leaves once it has heard from all (one step up to 65 "
+         "ranks; above, rounds of up to 64 signals)",
          barrier_flat},
     }};
     return table;

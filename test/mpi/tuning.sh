@@ -68,7 +68,7 @@ check "broken file: every test_coll check passes on the embedded default (4 rank
 for case in bcast:binomial bcast:binary bcast:chain bcast:flat bcast:kbinomial \
             allgather:rd allgather:ab allgather:flat barrier:dissemination \
             barrier:recursive_doubling barrier:tree barrier:flat ibcast:chain iallgather:ab \
-            ibarrier:recursive_doubling ibarrier:tree; do
+            ibarrier:recursive_doubling ibarrier:tree ibarrier:flat; do
     coll=${case%%:*} algorithm=${case#*:}
     # a nonblocking collective's blocking form too, which nicoll-bench itself calls (bcast)
     forcing "$algorithm" "$dir/force.json" "$coll" $([ "$coll" = "${coll#i}" ] || echo "${coll#i}")

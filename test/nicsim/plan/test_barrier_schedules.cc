@@ -1,6 +1,7 @@
 // Every barrier schedule, for every group size 1..64 and every rank: the steps pair up across
 // ranks, and the last step of every rank causally follows every rank's arrival (which is what
-// makes it a barrier). The dissemination, recursive-doubling and tree partners are checked exactly.
+// makes it a barrier). The dissemination, recursive-doubling, tree and flat partners are checked
+// exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -81,7 +82,7 @@ TEST_P(BarrierSchedules, NoRankLeavesBeforeEveryRankArrived) {
     expect_a_barrier(plan_all(algorithm(), size()));
 }
 
-// Over nodes: random layouts and orders, both algorithms among the leaders. Besides being a
+// Over nodes: random layouts and orders, every algorithm among the leaders. Besides being a
 // barrier, only leaders (a node's first rank in the order) send between nodes.
 TEST(NodeBarrier, IsABarrierAndOnlyLeadersCrossBetweenNodes) {
     std::uint64_t state = 5;
@@ -207,11 +208,19 @@ TEST(BarrierTree, LevelsOf64ChildrenAbove65Ranks) {
 TEST(BarrierFlat, OneStepToEveryOtherRankUpTo65Ranks) {
     EXPECT_EQ(barrier_flat(1, 4), (BarrierSchedule{{{2, 3, 0}, {0, 3, 2}}}));
     EXPECT_EQ(barrier_flat(0, 1), BarrierSchedule{});
-    for (Rank r = 0; r < 65; ++r) {
-        const auto steps = barrier_flat(r, 65);
-        ASSERT_EQ(steps.size(), 1u);
-        EXPECT_EQ(steps[0].send_to.size(), 64u);
-        EXPECT_EQ(steps[0].recv_from.size(), 64u);
+    for (Rank size = 2; size <= 65; ++size) {
+        for (Rank r = 0; r < size; ++r) {
+            const auto steps = barrier_flat(r, size);
+            ASSERT_EQ(steps.size(), 1u);
+            std::vector<Rank> others;
+            for (Rank q = 0; q < size; ++q) {
+                if (q != r) others.push_back(q);
+            }
+            for (auto ranks : {steps[0].send_to, steps[0].recv_from}) {
+                std::sort(ranks.begin(), ranks.end());
+                EXPECT_EQ(ranks, others) << "rank " << r << " of " << size;
+            }
+        }
     }
 }
 
@@ -223,12 +232,17 @@ TEST(BarrierFlat, RoundsOf64SignalsAbove65Ranks) {
     EXPECT_EQ(steps[0].send_to.front(), 11);
     EXPECT_EQ(steps[0].recv_from.front(), 9);
     EXPECT_EQ(steps[1], (BarrierStep{{75, 140, 5}, {145, 80, 15}}));  // 65, 130, 195 away
-    for (const Rank size : {66, 130, 131, 200, 4225, 4226}) {
+    for (const Rank size : {65, 66, 130, 131, 200}) {
         std::vector<BarrierSchedule> all;
         for (Rank r = 0; r < size; ++r) all.push_back(barrier_flat(r, size));
         expect_tokens_pair_up(all);
-        if (size <= 200) expect_a_barrier(all);  // (quadratic in size)
+        expect_a_barrier(all);
     }
+    // 65^2 ranks take two full rounds; one more, a third round of one signal.
+    EXPECT_EQ(barrier_flat(0, 4225).size(), 2u);
+    EXPECT_EQ(barrier_flat(0, 4225)[1].send_to.size(), 64u);
+    EXPECT_EQ(barrier_flat(7, 4226).size(), 3u);
+    EXPECT_EQ(barrier_flat(7, 4226)[2], (BarrierStep{{6}, {8}}));  // 7 + 4225, 7 - 4225 mod 4226
 }
 
 // The release is a broadcast from rank 0: rank 0 waits for nothing once every rank has arrived,
