@@ -557,6 +557,15 @@ static nicsim_status_t post_payload_recv(nicoll_transport_t *t, void *at)
                                          NICOLL_TAG_PAYLOAD, t->comm, &t->payload_recv)));
 }
 
+/* Receives the head's payload into memory of our own (freed once handed to the engine:
+ * deliver_head). */
+static nicsim_status_t post_payload_recv_copy(nicoll_transport_t *t)
+{
+    t->payload_copy = malloc(t->payload_bytes);
+    return NULL == t->payload_copy ? NICSIM_ERR_NO_MEMORY
+                                   : post_payload_recv(t, t->payload_copy);
+}
+
 /* The head slot holds a bare header: receive its payload apart, where the engine says. */
 static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const void *header)
 {
@@ -565,14 +574,8 @@ static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const voi
     if (NICSIM_OK != s || 0 == t->payload_bytes) {
         return s; /* a header-only packet: nothing follows */
     }
-    if (NULL == at) {
-        at = t->payload_copy = malloc(t->payload_bytes);
-        if (NULL == at) {
-            return NICSIM_ERR_NO_MEMORY;
-        }
-    }
     t->payload_src = src;
-    s = post_payload_recv(t, at);
+    s = NULL == at ? post_payload_recv_copy(t) : post_payload_recv(t, at);
     return NICSIM_OK == s && nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : s;
 }
 
@@ -603,8 +606,7 @@ static void withdraw_payload(nicoll_transport_t *t)
         return; /* matched: it is coming */
     }
     (void) release(&t->payload_recv);
-    t->payload_at = t->payload_copy = malloc(t->payload_bytes);
-    if (NULL != t->payload_copy && NICSIM_OK != post_payload_recv(t, t->payload_copy)) {
+    if (NICSIM_OK != post_payload_recv_copy(t)) {
         t->payload_recv = NULL;
     }
 }

@@ -231,14 +231,17 @@ static int freed_early(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc > 1 && (0 == strcmp(argv[1], "send") || 0 == strcmp(argv[1], "fetch") ||
-                     0 == strcmp(argv[1], "free"))) {
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        const int ok = 0 == strcmp(argv[1], "send")   ? broken_transport()
-                       : 0 == strcmp(argv[1], "free") ? freed_early()
-                                                      : late_writes();
-        MPI_Finalize();
-        return ok ? 0 : 1;
+    static const struct {
+        const char *name;
+        int (*run)(void);
+    } modes[] = {{"send", broken_transport}, {"fetch", late_writes}, {"free", freed_early}};
+    for (size_t i = 0; argc > 1 && i < sizeof modes / sizeof modes[0]; ++i) {
+        if (0 == strcmp(argv[1], modes[i].name)) {
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            const int ok = modes[i].run();
+            MPI_Finalize();
+            return ok ? 0 : 1;
+        }
     }
     const int failing = argc > 1 && 0 == strcmp(argv[1], "allgather") ? 1 : 0;
     int rank, size;
