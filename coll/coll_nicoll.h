@@ -316,6 +316,12 @@ typedef struct nicoll_transport {
                                 * previous component serves every collective */
     bool settled;              /* a collective failed on it: Open MPI's progress drains it */
     struct nicoll_transport *next_settled;
+    /* Closing over the PML once the communicator is freed (nicoll_transport_freed): */
+    bool closing;              /* in the closing list */
+    bool close_sent;           /* our end marker left for every PML peer */
+    int peers_closed;          /* PML peers whose end marker came */
+    ompi_request_t **close_sends; /* [size] the end markers */
+    struct nicoll_module *next_closing;
 } nicoll_transport_t;
 
 /* On failure the transport is left with `error` set, so the communicator's collectives fail
@@ -337,7 +343,11 @@ bool nicoll_transport_sent(nicoll_transport_t *t);
  * that waits): a rank whose collective failed need not poll the communicator again, while its
  * peers may wait for it to take their payloads. */
 bool nicoll_transport_settled(nicoll_transport_t *t);
-/* Ends the draining, once every communicator is gone (component close). */
+/* MPI_Comm_free came. Over the PML the transport's posted receives hold the communicator, so it
+ * would live until MPI_Finalize: the ranks tell each other, in the background, that they will
+ * send no more, and each lets the transport go once all its PML peers have (under the lock). */
+void nicoll_transport_freed(struct nicoll_module *m);
+/* Ends the draining and closing, once every communicator is gone (component close). */
 void nicoll_transport_close(void);
 /* Adds what the group counted since the last call to the component's counters. */
 void nicoll_transport_count(nicoll_transport_t *t);
@@ -502,6 +512,8 @@ void nicoll_call_returns(void);
 void nicoll_request_cleanup(nicoll_request_t *req);
 /* Frees the transport's retired engine request, if any. */
 void nicoll_release_retired(nicoll_transport_t *t);
+/* Whether a nonblocking collective on the transport is in flight (under the lock). */
+bool nicoll_requests_in_flight(const nicoll_transport_t *t);
 /* The progress thread's round, under the lock: posts the collectives handed to it, in call
  * order; then advances every nonblocking collective it may progress, and says whether one of
  * them is still in progress. */

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ompi/attribute/attribute.h"
+#include "ompi/runtime/mpiruntime.h"
+
 const char *const nicoll_coll_names[NICOLL_COLLS] = {"barrier",  "bcast",  "allgather",
                                                      "ibarrier", "ibcast", "iallgather"};
 
@@ -60,6 +63,47 @@ static const char *algorithm_name(nicsim_collective_t coll, int algorithm)
     return NICOLL_AUTO == algorithm ? "auto" : nicsim_algorithm_name(coll, algorithm);
 }
 
+/* MPI_Comm_free deletes a communicator's attributes before it lets go of it: nicoll's attribute,
+ * the module, tells the transport (nicoll_transport_freed). Not at MPI_Finalize, which frees
+ * every communicator there is at once. */
+static int freed_keyval = MPI_KEYVAL_INVALID;
+
+static int comm_freed(MPI_Comm comm, int keyval, void *attribute, void *extra)
+{
+    (void) comm, (void) keyval, (void) extra;
+    if (ompi_mpi_state < OMPI_MPI_STATE_FINALIZE_STARTED) {
+        nicoll_lock();
+        nicoll_transport_freed(attribute);
+        nicoll_unlock();
+    }
+    return OMPI_SUCCESS;
+}
+
+/* A duplicate has a module of its own. */
+static int not_copied(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *copied,
+                      MPI_Comm duplicate)
+{
+    (void) comm, (void) keyval, (void) extra, (void) in, (void) out, (void) duplicate;
+    *copied = 0;
+    return OMPI_SUCCESS;
+}
+
+/* Asks to be told when `comm` is freed (comm_freed); where that fails, its transport over the
+ * PML stays until MPI_Finalize, as a communicator's would without it. */
+static void watch_free(nicoll_module_t *m, struct ompi_communicator_t *comm)
+{
+    if (MPI_KEYVAL_INVALID == freed_keyval) {
+        ompi_attribute_fn_ptr_union_t copy = {.attr_communicator_copy_fn = not_copied};
+        ompi_attribute_fn_ptr_union_t delete = {.attr_communicator_delete_fn = comm_freed};
+        if (OMPI_SUCCESS !=
+            ompi_attr_create_keyval(COMM_ATTR, copy, delete, &freed_keyval, NULL, 0, NULL)) {
+            freed_keyval = MPI_KEYVAL_INVALID;
+            return;
+        }
+    }
+    (void) ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, freed_keyval, m, false);
+}
+
 static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     nicoll_module_t *m = (nicoll_module_t *) module;
@@ -82,6 +126,7 @@ static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_comm
                     comm->c_name, (unsigned) comm->c_contextid, nicsim_status_string(s));
         return OMPI_SUCCESS;
     }
+    watch_free(m, comm);
     char k[16] = "auto";
     if (NICOLL_AUTO != c->bcast_k) {
         snprintf(k, sizeof(k), "%d", c->bcast_k);

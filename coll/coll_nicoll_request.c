@@ -95,6 +95,16 @@ void nicoll_request_cleanup(nicoll_request_t *req)
     }
 }
 
+bool nicoll_requests_in_flight(const nicoll_transport_t *t)
+{
+    for (const nicoll_request_t *req = active_head; NULL != req; req = req->next) {
+        if (&req->module->transport == t) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The previous blocking collective's engine request (finish()), released once a rank has time. */
 NICOLL_HOT_PATH
 void nicoll_release_retired(nicoll_transport_t *t)

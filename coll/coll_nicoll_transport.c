@@ -31,6 +31,16 @@
  * match the headers taken from the ring; the ring waits at a header until its payload is in, so
  * the engine still sees every sender's packets in order. A collective whose payloads were sent
  * in place completes only once they have left (nicoll_transport_sent).
+ *
+ * Closing: the posted receives hold the communicator (ob1 retains it per request), so a freed
+ * one would live until MPI_Finalize. Once MPI_Comm_free came (nicoll_transport_freed) and the
+ * rank has nothing of the communicator in flight (no nonblocking collective, no packet queued,
+ * no payload on its way), it sends each PML peer an end marker, an empty message of the packets'
+ * tag, which the PML matches after every packet the rank sent that peer. A rank that has every
+ * PML peer's marker, and whose own have left, will receive nothing more: it cancels its
+ * receives, lets the transport go, and Open MPI frees the communicator; no late packet can reach
+ * the next communicator given the same context id. Each rank's collectives complete only once
+ * every packet addressed to it came, so no marker precedes one of its sender's packets.
  */
 #include "coll_nicoll.h"
 
@@ -156,6 +166,9 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
 static nicsim_status_t pml_send(nicoll_transport_t *t, int dst, const void *header,
                                 const void *payload, size_t payload_bytes)
 {
+    if (t->close_sent) {
+        return NICSIM_OK; /* (nothing is owed after the end marker: dropped, not sent after it) */
+    }
     const bool apart = payload_bytes > t->inline_bytes;
     const size_t bytes = NICSIM_HEADER_BYTES + (apart ? 0 : payload_bytes);
     if (apart && !payload_room(t)) {
@@ -460,6 +473,133 @@ static int drain_progress(void)
     return nicoll_packets_moved() != moved_before;
 }
 
+/* The transports closing (nicoll_transport_freed), while Open MPI's progress moves them. */
+static nicoll_module_t *closing;
+static int close_progress(void);
+
+static void stop_closing(nicoll_transport_t *t)
+{
+    if (!t->closing) {
+        return;
+    }
+    nicoll_module_t **link = &closing;
+    while (&(*link)->transport != t) {
+        link = &(*link)->transport.next_closing;
+    }
+    *link = t->next_closing;
+    t->closing = false;
+    if (NULL == closing) {
+        opal_progress_unregister(close_progress);
+    }
+}
+
+void nicoll_transport_freed(nicoll_module_t *m)
+{
+    nicoll_transport_t *t = &m->transport;
+    if (NULL == t->group || 0 == t->pml_peers || t->settled || t->closing || t->close_sent) {
+        return; /* nothing holds it; or a collective failed on it: it drains until the end */
+    }
+    if (NULL == closing) {
+        opal_progress_register(close_progress);
+    }
+    t->next_closing = closing;
+    closing = m;
+    t->closing = true;
+    /* A rank that never received over the PML (a broadcast's root) posts its receives now: they
+     * hold the communicator until its peers' markers came, as everywhere else. */
+    (void) nicoll_transport_poll(t);
+}
+
+/* Sends the end markers: whether they all left (else the transport stays, as if never freed). */
+static bool send_close(nicoll_transport_t *t)
+{
+    t->close_sends = calloc((size_t) t->pml_peers, sizeof(*t->close_sends));
+    if (NULL == t->close_sends) {
+        return false;
+    }
+    ompi_request_t **req = t->close_sends;
+    for (int dst = 0; dst < ompi_comm_size(t->comm); ++dst) {
+        if (&nicoll_fabric_pml != t->via[dst] || ompi_comm_rank(t->comm) == dst) {
+            continue;
+        }
+        if (OMPI_SUCCESS != MCA_PML_CALL(isend(NULL, 0, MPI_BYTE, dst, NICOLL_TAG_PACKET,
+                                               MCA_PML_BASE_SEND_STANDARD, t->comm, req))) {
+            *req = NULL;
+            return false;
+        }
+        ++req;
+    }
+    t->close_sent = true;
+    return true;
+}
+
+/* Whether every request of `n` is done (or none). */
+static bool all_complete(ompi_request_t *const *reqs, int n)
+{
+    for (int i = 0; NULL != reqs && i < n; ++i) {
+        if (NULL != reqs[i] && !REQUEST_COMPLETE(reqs[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One step of a transport's closing: whether it may go now. */
+static bool close_step(nicoll_transport_t *t)
+{
+    if (!t->close_sent) {
+        if (nicoll_requests_in_flight(t) || NICSIM_OK != nicoll_transport_poll(t) ||
+            NICSIM_IN_PROGRESS == nicsim_group_progress(t->group) || !nicoll_transport_sent(t)) {
+            if (NICSIM_OK != t->error) {
+                stop_closing(t); /* failed: it drains until the end (nicoll_transport_settled) */
+            }
+            return false;
+        }
+        if (!send_close(t)) {
+            stop_closing(t);
+            return false;
+        }
+    }
+    if (NICSIM_OK != nicoll_transport_poll(t)) {
+        stop_closing(t);
+        return false;
+    }
+    /* (all sent complete, so that letting it go waits for nothing, inside Open MPI's progress) */
+    return t->peers_closed == t->pml_peers && all_complete(t->close_sends, t->pml_peers) &&
+           all_complete(t->send, t->send_slots);
+}
+
+/* Open MPI's progress callback while transports are closing. Those that may go, go after the
+ * walk, each module held: cancelling its last receive may free the communicator, and with it the
+ * communicator's hold on the module. */
+static int close_progress(void)
+{
+    if (nicoll_locking && !nicoll_lock_unless_mine()) {
+        return 0;
+    }
+    const unsigned long long moved_before = nicoll_packets_moved();
+    nicoll_module_t *done = NULL;
+    for (nicoll_module_t *m = closing, *next; NULL != m; m = next) {
+        next = m->transport.next_closing;
+        if (close_step(&m->transport)) {
+            stop_closing(&m->transport);
+            OBJ_RETAIN(m);
+            m->transport.next_closing = done;
+            done = m;
+        }
+    }
+    const bool moved = nicoll_packets_moved() != moved_before;
+    nicoll_unlock();
+    for (nicoll_module_t *next; NULL != done; done = next) {
+        next = done->transport.next_closing;
+        nicoll_lock();
+        nicoll_transport_fini(&done->transport);
+        nicoll_unlock();
+        OBJ_RELEASE(done); /* (the communicator's last reference, once freed) */
+    }
+    return moved;
+}
+
 /* A group another rank broke (told) sets t->error too: every rank drops its packets then. */
 static void note_broken(nicoll_transport_t *t)
 {
@@ -475,6 +615,10 @@ void nicoll_transport_close(void)
     }
     settled = NULL;
     ucx_freed = false;
+    if (NULL != closing) {
+        opal_progress_unregister(close_progress);
+    }
+    closing = NULL;
 }
 
 bool nicoll_transport_settled(nicoll_transport_t *t)
@@ -499,6 +643,7 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     nicoll_progress_watch(t, false); /* (under the lock) */
     ucx_freed |= t->settled && NULL != t->ucx;
     unsettle(t);
+    stop_closing(t);
     /* A collective completes only once its packets are handed over, so what the engine may
      * still queue are credit returns, which go to the PML's and UCX's peers only. Both take
      * them. */
@@ -529,6 +674,13 @@ void nicoll_transport_fini(nicoll_transport_t *t)
     for (int i = 0; i < t->payload_sends_used; ++i) {
         ompi_request_wait(&t->payload_sends[i], MPI_STATUS_IGNORE);
     }
+    for (int i = 0; NULL != t->close_sends && i < t->pml_peers; ++i) {
+        if (NULL != t->close_sends[i]) {
+            ompi_request_wait(&t->close_sends[i], MPI_STATUS_IGNORE);
+        }
+    }
+    free(t->close_sends);
+    t->close_sends = NULL;
     if (NULL != t->payload_recv) { /* only after an error: the ranks no longer agree */
         ompi_request_cancel(t->payload_recv);
         ompi_request_wait(&t->payload_recv, MPI_STATUS_IGNORE);
@@ -646,8 +798,17 @@ static nicsim_status_t pml_poll(nicoll_transport_t *t)
             const unsigned char *packet = recv_buffer(t, t->recv_head);
             const int src = t->recv[t->recv_head]->req_status.MPI_SOURCE;
             const size_t bytes = t->recv[t->recv_head]->req_status._ucount;
-            if (MPI_SUCCESS != release(&t->recv[t->recv_head]) || bytes < NICSIM_HEADER_BYTES) {
+            if (MPI_SUCCESS != release(&t->recv[t->recv_head]) ||
+                (0 != bytes && bytes < NICSIM_HEADER_BYTES)) {
                 return NICSIM_ERR_TRANSPORT;
+            }
+            if (0 == bytes) { /* a peer's end marker: it sends no more */
+                ++t->peers_closed;
+                if (NICSIM_OK != post_recv(t, t->recv_head)) {
+                    return NICSIM_ERR_TRANSPORT;
+                }
+                t->recv_head = (t->recv_head + 1) % t->recv_slots;
+                continue;
             }
             ++mca_coll_nicoll_component.stats.packets_received;
             const size_t inline_bytes = bytes - NICSIM_HEADER_BYTES;

@@ -25,7 +25,9 @@
  *   outstanding  many nonblocking collectives outstanding at once on five communicators (world,
  *                two duplicates, even/odd halves, the odd split), completed by MPI_Waitall, by
  *                MPI_Wait in reverse and in a random order (different on every rank), and by
- *                MPI_Test, MPI_Testany and MPI_Testsome loops.
+ *                MPI_Test, MPI_Testany and MPI_Testsome loops. Then duplicates of world freed
+ *                with collectives in flight, and 600 made, used and freed in turn, resident
+ *                memory staying flat.
  *   soak         (only when named) --soak N collective calls drawn (a million by default; each
  *                rank runs those on its groups), blocking and nonblocking mixed, on world and 6
  *                random splits, every way of completing in turn, each checked; resident memory
@@ -918,8 +920,50 @@ static void freed_in_flight(const comm_info_t *world, int rounds)
     report(ok, what);
 }
 
+/* This process's resident memory in KiB (Linux). */
+static long rss_kib(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (NULL != f) {
+        if (2 != fscanf(f, "%ld %ld", &pages, &resident)) resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* A freed communicator goes, and nicoll's transports with it: resident memory stays flat over
+ * communicators made, used and freed one after another (over the PML, nicoll's posted receives
+ * hold a communicator until its ranks agreed that no packet is still coming). */
+static void freed_communicators_go(const comm_info_t *world)
+{
+    enum { WARM = 100, N = 600 };
+    const long limit_kib = 4096;
+    long before = 0;
+    int ok = 1;
+    for (int i = 0; i < WARM + N; ++i) {
+        if (WARM == i) before = rss_kib();
+        MPI_Comm dup;
+        must_make(MPI_Comm_dup(world->comm, &dup), "MPI_Comm_dup");
+        int x = i % world->size == world->rank ? i : -1;
+        ok &= MPI_SUCCESS == MPI_Bcast(&x, 1, MPI_INT, i % world->size, dup) && i == x;
+        MPI_Comm_free(&dup);
+    }
+    const long grown = rss_kib() - before;
+    if (grown >= limit_kib) {
+        complain("resident memory grew by %ld KiB over %d communicators made, used and freed",
+                 grown, N);
+    }
+    char what[200];
+    snprintf(what, sizeof what,
+             "%d duplicates of world made, used (MPI_Bcast) and freed in turn: correct, and "
+             "resident memory grows by under %ld KiB",
+             N, limit_kib);
+    report(ok && grown < limit_kib, what);
+}
+
 /* Rounds of `per_round` nonblocking collectives outstanding at once over `comms`, completed
- * each of the N_WAYS ways; then communicators freed in flight. */
+ * each of the N_WAYS ways; then communicators freed in flight, and freed in turn. */
 static void section_outstanding(const comm_info_t *comms, int ncomms, int per_round)
 {
     op_t *all = calloc(per_round, sizeof(op_t));
@@ -938,6 +982,7 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     free(mine);
     free(all);
     freed_in_flight(&comms[0], 6);
+    freed_communicators_go(&comms[0]);
 }
 
 /* Waits, with no MPI call, until the counter grew by `want` since `before` (at most
@@ -1109,18 +1154,6 @@ static void section_offload(const comm_info_t *comms)
         report(n >= 0 && (n > 0) == opt.realtime_threads, what);
     }
     idle_burns_nothing(&comms[0]);
-}
-
-/* This process's resident memory in KiB (Linux). */
-static long rss_kib(void)
-{
-    long pages = 0, resident = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (NULL != f) {
-        if (2 != fscanf(f, "%ld %ld", &pages, &resident)) resident = 0;
-        fclose(f);
-    }
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 /* The soak: opt.soak collective calls drawn (each runs on the communicator's groups, so a rank
