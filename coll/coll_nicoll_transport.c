@@ -618,7 +618,9 @@ void nicoll_transport_close(void)
     if (NULL != closing) {
         opal_progress_unregister(close_progress);
     }
-    closing = NULL;
+    for (; NULL != closing; closing = closing->transport.next_closing) {
+        closing->transport.closing = false; /* (its module, destroyed later, looks for it) */
+    }
 }
 
 bool nicoll_transport_settled(nicoll_transport_t *t)
