@@ -320,7 +320,7 @@ typedef struct nicoll_transport {
     bool closing;              /* in the closing list */
     bool close_sent;           /* our end marker left for every PML peer */
     int peers_closed;          /* PML peers whose end marker came */
-    ompi_request_t **close_sends; /* [size] the end markers */
+    ompi_request_t **close_sends; /* [pml_peers] the end markers */
     struct nicoll_module *next_closing;
 } nicoll_transport_t;
 
