@@ -26,8 +26,8 @@
  *                two duplicates, even/odd halves, the odd split), completed by MPI_Waitall, by
  *                MPI_Wait in reverse and in a random order (different on every rank), and by
  *                MPI_Test, MPI_Testany and MPI_Testsome loops. Then duplicates of world freed
- *                with collectives in flight, and 600 made, used and freed in turn, resident
- *                memory staying flat.
+ *                with collectives in flight, and (on one node) 300 made, used and freed in
+ *                turn, resident memory staying flat.
  *   soak         (only when named) --soak N collective calls drawn (a million by default; each
  *                rank runs those on its groups), blocking and nonblocking mixed, on world and 6
  *                random splits, every way of completing in turn, each checked; resident memory
@@ -937,8 +937,8 @@ static long rss_kib(void)
  * hold a communicator until its ranks agreed that no packet is still coming). */
 static void freed_communicators_go(const comm_info_t *world)
 {
-    enum { WARM = 100, N = 600 };
-    const long limit_kib = 4096;
+    enum { WARM = 50, N = 300 };
+    const long limit_kib = 1024; /* (kept over the PML: 3.3-7.8 MB on 2-4 ranks; now 0) */
     long before = 0;
     int ok = 1;
     for (int i = 0; i < WARM + N; ++i) {
@@ -982,7 +982,10 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     free(mine);
     free(all);
     freed_in_flight(&comms[0], 6);
-    freed_communicators_go(&comms[0]);
+    if (opt.nodes <= 1) { /* (across emulated nodes every MPI_Comm_dup agrees on a context id
+                           * over TCP: 350 of them took minutes on a loaded machine) */
+        freed_communicators_go(&comms[0]);
+    }
 }
 
 /* Waits, with no MPI call, until the counter grew by `want` since `before` (at most
