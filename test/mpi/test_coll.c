@@ -26,7 +26,7 @@
  *                two duplicates, even/odd halves, the odd split), completed by MPI_Waitall, by
  *                MPI_Wait in reverse and in a random order (different on every rank), and by
  *                MPI_Test, MPI_Testany and MPI_Testsome loops. Then duplicates of world freed
- *                with collectives in flight, and (on one node) 300 made, used and freed in
+ *                with collectives in flight, and (on one node) 150 made, used and freed in
  *                turn, resident memory staying flat.
  *   soak         (only when named) --soak N collective calls drawn (a million by default; each
  *                rank runs those on its groups), blocking and nonblocking mixed, on world and 6
@@ -937,8 +937,8 @@ static long rss_kib(void)
  * hold a communicator until its ranks agreed that no packet is still coming). */
 static void freed_communicators_go(const comm_info_t *world)
 {
-    enum { WARM = 50, N = 300 };
-    const long limit_kib = 1024; /* (kept over the PML: 3.3-7.8 MB on 2-4 ranks; now 0) */
+    enum { WARM = 30, N = 150 };
+    const long limit_kib = 512; /* (kept over the PML: 1.5-3.8 MB on 2-4 ranks; now 0) */
     long before = 0;
     int ok = 1;
     for (int i = 0; i < WARM + N; ++i) {
@@ -983,7 +983,7 @@ static void section_outstanding(const comm_info_t *comms, int ncomms, int per_ro
     free(all);
     freed_in_flight(&comms[0], 6);
     if (opt.nodes <= 1) { /* (across emulated nodes every MPI_Comm_dup agrees on a context id
-                           * over TCP: 350 of them took minutes on a loaded machine) */
+                           * over TCP: 700 of them took minutes on a loaded machine) */
         freed_communicators_go(&comms[0]);
     }
 }
