@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "ompi/mca/pml/pml.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/runtime/opal_progress.h"
 
 static unsigned char *recv_buffer(nicoll_transport_t *t, int slot)
@@ -574,7 +575,11 @@ static bool close_step(nicoll_transport_t *t)
  * communicator's hold on the module. */
 static int close_progress(void)
 {
-    if (nicoll_locking && !nicoll_lock_unless_mine()) {
+    /* Not once MPI_Finalize began: a peer past its fence may have closed its connections (a
+     * marker written to a closed TCP socket killed its sender with SIGPIPE), and every
+     * communicator goes there anyway. */
+    if (ompi_mpi_state >= OMPI_MPI_STATE_FINALIZE_STARTED ||
+        (nicoll_locking && !nicoll_lock_unless_mine())) {
         return 0;
     }
     const unsigned long long moved_before = nicoll_packets_moved();
