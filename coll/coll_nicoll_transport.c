@@ -168,7 +168,9 @@ static nicsim_status_t pml_send(nicoll_transport_t *t, int dst, const void *head
                                 const void *payload, size_t payload_bytes)
 {
     if (t->close_sent) {
-        return NICSIM_OK; /* (nothing is owed after the end marker: dropped, not sent after it) */
+        /* (after the end marker, a credit return for a packet that came later: its peer does not
+         * wait for it, and it would land on the communicator that next takes this context id) */
+        return NICSIM_OK;
     }
     const bool apart = payload_bytes > t->inline_bytes;
     const size_t bytes = NICSIM_HEADER_BYTES + (apart ? 0 : payload_bytes);
@@ -497,7 +499,7 @@ static void stop_closing(nicoll_transport_t *t)
 void nicoll_transport_freed(nicoll_module_t *m)
 {
     nicoll_transport_t *t = &m->transport;
-    if (NULL == t->group || 0 == t->pml_peers || t->settled || t->closing || t->close_sent) {
+    if (NULL == t->group || 0 == t->pml_peers || t->settled || t->closing) {
         return; /* nothing holds it; or a collective failed on it: it drains until the end */
     }
     if (NULL == closing) {
@@ -545,29 +547,30 @@ static bool all_complete(ompi_request_t *const *reqs, int n)
     return true;
 }
 
-/* One step of a transport's closing: whether it may go now. */
-static bool close_step(nicoll_transport_t *t)
+/* Where a transport's closing stands after one step. */
+typedef enum { CLOSE_WAITS, CLOSE_GOES, CLOSE_FAILED } close_state_t;
+
+/* One step of a transport's closing. A failed one stops closing: the transport drains until the
+ * end instead (nicoll_transport_settled). */
+static close_state_t close_step(nicoll_transport_t *t)
 {
     if (!t->close_sent) {
         if (nicoll_requests_in_flight(t) || NICSIM_OK != nicoll_transport_poll(t) ||
             NICSIM_IN_PROGRESS == nicsim_group_progress(t->group) || !nicoll_transport_sent(t)) {
-            if (NICSIM_OK != t->error) {
-                stop_closing(t); /* failed: it drains until the end (nicoll_transport_settled) */
-            }
-            return false;
+            return NICSIM_OK == t->error ? CLOSE_WAITS : CLOSE_FAILED;
         }
         if (!send_close(t)) {
-            stop_closing(t);
-            return false;
+            return CLOSE_FAILED;
         }
     }
     if (NICSIM_OK != nicoll_transport_poll(t)) {
-        stop_closing(t);
-        return false;
+        return CLOSE_FAILED;
     }
     /* (all sent complete, so that letting it go waits for nothing, inside Open MPI's progress) */
     return t->peers_closed == t->pml_peers && all_complete(t->close_sends, t->pml_peers) &&
-           all_complete(t->send, t->send_slots);
+                   all_complete(t->send, t->send_slots)
+               ? CLOSE_GOES
+               : CLOSE_WAITS;
 }
 
 /* Open MPI's progress callback while transports are closing. Those that may go, go after the
@@ -586,8 +589,11 @@ static int close_progress(void)
     nicoll_module_t *done = NULL;
     for (nicoll_module_t *m = closing, *next; NULL != m; m = next) {
         next = m->transport.next_closing;
-        if (close_step(&m->transport)) {
+        const close_state_t step = close_step(&m->transport);
+        if (CLOSE_WAITS != step) {
             stop_closing(&m->transport);
+        }
+        if (CLOSE_GOES == step) {
             OBJ_RETAIN(m);
             m->transport.next_closing = done;
             done = m;
@@ -618,7 +624,9 @@ void nicoll_transport_close(void)
     if (NULL != settled || ucx_freed) {
         opal_progress_unregister(drain_progress);
     }
-    settled = NULL;
+    for (; NULL != settled; settled = settled->next_settled) {
+        settled->settled = false; /* (its module, destroyed later, looks for it) */
+    }
     ucx_freed = false;
     if (NULL != closing) {
         opal_progress_unregister(close_progress);
