@@ -106,9 +106,10 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
-     "(over shared memory: the packets a ring holds unconsumed), 1..1024, or auto (8, fewer on communicators of more than 33 ranks so that each keeps "
-     "about 256 receive buffers). Must be the same on every rank: nicoll declines a "
-     "communicator whose ranks differ.",
+     "(over shared memory: the packets a ring holds unconsumed), 1..1024, or auto (the tuning "
+     "table's; else 8, fewer on communicators of more than 33 ranks so that each keeps about 256 "
+     "receive buffers). Must be the same on every rank: nicoll declines a communicator whose "
+     "ranks differ.",
      &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX, NULL}, &NICOLL_C->credits},
     {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "What carries the engine's packets: auto (rings in shared memory between the ranks of a "
