@@ -554,17 +554,17 @@ typedef enum { CLOSE_WAITS, CLOSE_GOES, CLOSE_FAILED } close_state_t;
  * end instead (nicoll_transport_settled). */
 static close_state_t close_step(nicoll_transport_t *t)
 {
+    if (NICSIM_OK != nicoll_transport_poll(t)) {
+        return CLOSE_FAILED;
+    }
     if (!t->close_sent) {
-        if (nicoll_requests_in_flight(t) || NICSIM_OK != nicoll_transport_poll(t) ||
-            NICSIM_IN_PROGRESS == nicsim_group_progress(t->group) || !nicoll_transport_sent(t)) {
+        if (nicoll_requests_in_flight(t) || NICSIM_IN_PROGRESS == nicsim_group_progress(t->group) ||
+            !nicoll_transport_sent(t)) {
             return NICSIM_OK == t->error ? CLOSE_WAITS : CLOSE_FAILED;
         }
         if (!send_close(t)) {
             return CLOSE_FAILED;
         }
-    }
-    if (NICSIM_OK != nicoll_transport_poll(t)) {
-        return CLOSE_FAILED;
     }
     /* (all sent complete, so that letting it go waits for nothing, inside Open MPI's progress) */
     return t->peers_closed == t->pml_peers && all_complete(t->close_sends, t->pml_peers) &&
