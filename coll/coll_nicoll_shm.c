@@ -64,9 +64,9 @@
 #include "opal/runtime/opal_progress.h"
 
 /* A communicator's rings stay within this many bytes (allocated at set-up, so that running out of
- * memory shows then, not as a fault later): large communicators get fewer inline bytes. */
+ * memory shows then, not as a fault later): large communicators get smaller slot bodies, then
+ * none, then no shared memory (from about 160 ranks on a node with 8 credits). */
 #define NICOLL_SHM_MAX_BYTES (64ul << 20)
-#define NICOLL_SHM_MIN_INLINE 256
 /* A rank's staging area: at most this many bytes, all ranks' together at most the second. */
 #define NICOLL_SHM_STAGE_BYTES (4ul << 20)
 #define NICOLL_SHM_STAGE_TOTAL (32ul << 20)
@@ -86,7 +86,7 @@ struct nicoll_shm {
     int rank, size, slots; /* our place in the node, the node's ranks, slots per ring */
     int *local;            /* [size] the communicator rank of each place in the node */
     int *place;            /* [communicator size] each rank's place in the node, -1 elsewhere */
-    size_t slot_bytes, ring_bytes, inline_bytes;
+    size_t body_bytes, ring_bytes, inline_bytes; /* slots' bodies (0: none), a ring, inline payloads */
     pid_t *pids;           /* [size] each process of the node, for process_vm_readv */
     uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
     uint64_t *tail_seen;   /* [size] ... and its tail when last read (read again only when the
@@ -308,6 +308,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->place = calloc((size_t) comm_size, sizeof(*s->place));
     }
     int size = 0; /* the communicator's ranks on this node */
+    bool rings_fit = false;
     if (NULL != s && NULL != s->local && NULL != s->place) {
         find_node(s, comm);
         size = s->size;
@@ -316,17 +317,23 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->slots = nicoll_ring_slots(t->credits); /* (the window: t->credits) */
         const size_t rings = (size_t) size * (size_t) (size - 1); /* one per ordered pair */
         const size_t per_ring = NICOLL_SHM_MAX_BYTES / rings;
-        const size_t fit = per_ring <= sizeof(nicoll_shm_ring_t)
-                               ? 0
-                               : (per_ring - sizeof(nicoll_shm_ring_t)) / s->slots /
-                                     NICOLL_SHM_LINE * NICOLL_SHM_LINE;
-        s->slot_bytes = (sizeof(nicoll_shm_slot_t) + t->inline_bytes + NICOLL_SHM_LINE - 1) /
-                        NICOLL_SHM_LINE * NICOLL_SHM_LINE;
-        if (s->slot_bytes > fit) {
-            s->slot_bytes = fit;
+        /* Payloads over a slot's own inline bytes ride in its body, up to the transport's
+         * inline_bytes, or fewer where the rings would not fit in NICOLL_SHM_MAX_BYTES. */
+        const size_t slots_bytes = nicoll_ring_bytes(s->slots, 0);
+        const size_t room = per_ring <= slots_bytes ? 0
+                                                    : (per_ring - slots_bytes) / (size_t) s->slots /
+                                                          NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+        s->body_bytes =
+            (t->inline_bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
+        if (s->body_bytes > room) {
+            s->body_bytes = room;
         }
-        s->inline_bytes = s->slot_bytes - sizeof(nicoll_shm_slot_t);
-        s->ring_bytes = sizeof(nicoll_shm_ring_t) + (size_t) s->slots * s->slot_bytes;
+        if (s->body_bytes <= NICOLL_RING_SLOT_INLINE) {
+            s->body_bytes = 0; /* the slots hold as much */
+        }
+        s->inline_bytes = 0 == s->body_bytes ? NICOLL_RING_SLOT_INLINE : s->body_bytes;
+        s->ring_bytes = nicoll_ring_bytes(s->slots, s->body_bytes);
+        rings_fit = s->ring_bytes <= per_ring;
         s->stage_bytes = NICOLL_SHM_STAGE_TOTAL / (size_t) size;
         s->stage_bytes = (s->stage_bytes < NICOLL_SHM_STAGE_BYTES ? s->stage_bytes
                                                                   : NICOLL_SHM_STAGE_BYTES) /
@@ -357,7 +364,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     bool ok = NULL != hello && size > 0 &&
               (alone || (NULL != s->pids && NULL != s->sent_head && NULL != s->tail_seen &&
                          NULL != s->apart_until && NULL != s->taken && NULL != s->may_sleep &&
-                         s->slot_bytes >= sizeof(nicoll_shm_slot_t) + NICOLL_SHM_MIN_INLINE));
+                         rings_fit));
     /* A rank without its tables (or room for every rank's hello) cannot join what follows; one
      * that the segment would take over its share of the node's memory for nicoll (budget())
      * takes every rank to a segment without staging areas, or to none. */
@@ -501,7 +508,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     if (nicoll_ring_full(r, t->credits, head, &s->tail_seen[dst])) {
         return NICSIM_ERR_AGAIN; /* the ring is the window: a credit stall */
     }
-    nicoll_shm_slot_t *out = nicoll_ring_slot(r, s->slot_bytes, s->slots, head);
+    nicoll_shm_slot_t *out = nicoll_ring_slot(r, s->slots, head);
     const bool fits = payload_bytes <= s->inline_bytes;
     out->staged = fits || payload_bytes > s->stage_limit
                       ? 0
@@ -511,7 +518,8 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     out->remote = apart ? (uint64_t) (uintptr_t) payload : 0;
     memcpy(out->header, header, NICSIM_HEADER_BYTES);
     if (fits && payload_bytes > 0) {
-        memcpy(out + 1, payload, payload_bytes);
+        memcpy(nicoll_ring_inline(r, s->slots, s->body_bytes, head, payload_bytes), payload,
+               payload_bytes);
     }
     s->sent_head[dst] = head + 1;
     nicoll_ring_publish(out, head);
@@ -599,11 +607,12 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
         }
         nicoll_shm_ring_t *r = ring(s, src, s->rank);
         for (;;) {
-            const nicoll_shm_slot_t *in = nicoll_ring_peek(r, s->slot_bytes, s->slots, s->taken[src]);
+            const nicoll_shm_slot_t *in = nicoll_ring_peek(r, s->slots, s->taken[src]);
             if (NULL == in) {
                 break;
             }
-            const void *payload = in + 1;
+            const void *payload =
+                nicoll_ring_inline(r, s->slots, s->body_bytes, s->taken[src], in->payload_bytes);
             void *at = NULL;
             if (0 != in->remote || 0 != in->staged) {
                 nicsim_status_t st = read_apart(s, t->group, src, r, in, &at);
