@@ -74,8 +74,8 @@ typedef struct nicoll_shm_chunk {
  * payload is: its place in the sender's staging area, or its address in the sender's memory.
  * Slots are NICOLL_RING_SLOT_BYTES apart, packed after the ring's control lines; a payload too
  * large for its slot but within the ring's `body_bytes` rides in the slot's body, in a second
- * array after the slots. Small packets thus touch few lines and pages: 2 ranks, 1-256 B
- * MPI_Bcast in OSU's loop took 4-6% less time than with 4 KiB slots (docs/measurements.md). */
+ * array after the slots. Small packets thus touch few lines and pages, which measured faster than
+ * 4 KiB slots on 2 and 4 ranks (docs/measurements.md). */
 typedef struct nicoll_shm_slot {
     uint64_t seq;           /* i + 1 once packet i of the ring is in it (0: never used) */
     uint64_t payload_bytes; /* inline or apart */

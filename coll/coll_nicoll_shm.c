@@ -17,7 +17,7 @@
  * engine keeps the packet queued until the receiver has consumed one. (The engine itself then
  * keeps no window: the ring is the window.)
  *
- * A payload over `inline_bytes` does not fit a slot. It is either staged or read in place:
+ * A payload over `inline_bytes` fits neither a slot nor its body. It is staged or read in place:
  * - staged: the sender copies it into its staging area (a region of the segment that only it
  *   writes, as a NIC first copies a message into its own memory) and the slot says where; the
  *   receiver copies it from there into the place the engine names (the message buffer at the
@@ -86,7 +86,7 @@ struct nicoll_shm {
     int rank, size, slots; /* our place in the node, the node's ranks, slots per ring */
     int *local;            /* [size] the communicator rank of each place in the node */
     int *place;            /* [communicator size] each rank's place in the node, -1 elsewhere */
-    size_t body_bytes, ring_bytes, inline_bytes; /* slots' bodies (0: none), a ring, inline payloads */
+    size_t body_bytes, ring_bytes, inline_bytes; /* a slot's body (0: none), a ring, inline */
     pid_t *pids;           /* [size] each process of the node, for process_vm_readv */
     uint64_t *sent_head;   /* [size] our ring to each peer: slots we published */
     uint64_t *tail_seen;   /* [size] ... and its tail when last read (read again only when the
