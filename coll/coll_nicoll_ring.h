@@ -95,13 +95,18 @@ static inline size_t nicoll_ring_bytes(int slots, size_t body_bytes)
     return sizeof(nicoll_shm_ring_t) + (size_t) slots * (NICOLL_RING_SLOT_BYTES + body_bytes);
 }
 
-/* Slot `index` (counted from the ring's start, wrapping) of ring `r`, whose `slots` are a power
+/* Where packet `index` (counted from the ring's start) falls among the ring's `slots`, a power
  * of two (a mask, not a division, on every send and poll). */
+static inline size_t nicoll_ring_place(int slots, uint64_t index)
+{
+    return (size_t) (index & (uint64_t) (slots - 1));
+}
+
+/* Slot `index` of ring `r`. */
 static inline nicoll_shm_slot_t *nicoll_ring_slot(nicoll_shm_ring_t *r, int slots, uint64_t index)
 {
     return (nicoll_shm_slot_t *) ((unsigned char *) (r + 1) +
-                                  (size_t) (index & (uint64_t) (slots - 1)) *
-                                      NICOLL_RING_SLOT_BYTES);
+                                  nicoll_ring_place(slots, index) * NICOLL_RING_SLOT_BYTES);
 }
 
 /* Where slot `index` holds an inline payload of `payload_bytes`: in the slot, or in its body. */
@@ -114,7 +119,7 @@ static inline unsigned char *nicoll_ring_inline(nicoll_shm_ring_t *r, int slots,
         return slot + sizeof(nicoll_shm_slot_t);
     }
     return (unsigned char *) (r + 1) + (size_t) slots * NICOLL_RING_SLOT_BYTES +
-           (size_t) (index & (uint64_t) (slots - 1)) * body_bytes;
+           nicoll_ring_place(slots, index) * body_bytes;
 }
 
 /* The smallest power of two that holds `window` slots. */
