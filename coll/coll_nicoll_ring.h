@@ -16,7 +16,8 @@
  *   past NICOLL_STAGE_ROUND. A chunk is published to its readers with the slots that name it, so
  *   `unread` and the payload need no ordering of their own. In shared memory the area is
  *   allocated as chunks first reach it (MADV_POPULATE_WRITE, in steps of NICOLL_STAGE_GROW), so
- *   that a communicator that stages little costs little.
+ *   that a communicator that stages little costs little, and counted as it grows against the
+ *   owner's share of coll_nicoll_shm_limit.
  * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever
  *   costs less from copy in to copy out (nicoll_stage_streams): the owner times its copies in,
  *   each reader its copies out and publishes their cost in its ring's control lines. A cached
@@ -181,6 +182,12 @@ typedef struct nicoll_stage {
      * chunks reach it; -1: allocating more failed (out of memory): chunks stay below `ready`. */
     int lazy;
     size_t ready;
+    /* Where a lazy area's growth is counted (the process's shared memory for nicoll), and the
+     * most that may be counted there (its share of coll_nicoll_shm_limit): a growth past it is
+     * refused, and the payload read in place, until other segments give their memory back. */
+    size_t *counted;
+    size_t limit;
+    bool refused; /* a growth was */
 } nicoll_stage_t;
 
 /* A lazy area grows by this much at a time. */
@@ -375,10 +382,15 @@ static inline bool nicoll_stage_reach(nicoll_stage_t *s, size_t end)
     }
     size_t to = (end + NICOLL_STAGE_GROW - 1) / NICOLL_STAGE_GROW * NICOLL_STAGE_GROW;
     to = to < s->bytes ? to : s->bytes;
+    if (*s->counted + (to - s->ready) > s->limit) {
+        s->refused = true;
+        return false;
+    }
     if (!nicoll_populate(s->area + s->ready, to - s->ready)) {
         s->lazy = -1;
         return false;
     }
+    *s->counted += to - s->ready;
     s->ready = to;
     return true;
 }

@@ -26,7 +26,8 @@
  *   process_vm_readv, one copy as with a NIC's RDMA read. The sender's collective completes only
  *   once the receiver has moved the ring's tail past every such packet (shm_sent): then no
  *   peer reads its buffer any more.
- * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full.
+ * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full
+ * or may not grow (coll_nicoll_shm_limit).
  * Each rank also has a doorbell in the segment, for its progress thread (coll_nicoll_progress.c),
  * which sleeps on it while it waits for its peers: a sender whose peer runs one rings it after
  * each packet it puts into that peer's ring, and a receiver after each slot it frees (the sender
@@ -40,9 +41,11 @@
  * cannot allocate, map or read its peer takes every rank to the PML with it; then the creators
  * close the file, which lives on in the maps only, so nothing is left behind however the job
  * ends. A rank alone on its node takes part in the agreement and maps nothing. The agreement
- * also keeps the node's segments within coll_nicoll_shm_limit: where a segment would take a
- * rank over its share, the communicator's segments have no staging areas, or where even the
- * rings would, there are none (budget()).
+ * also keeps the node's segments within coll_nicoll_shm_limit: where a segment's rings would
+ * take a rank over its share (budget()), there are none. A staging area allocated as it is used
+ * counts as it grows, and its owner reads its payloads in place once its share is used; where
+ * the kernel cannot allocate on request, whole areas count at set-up, and a segment whose areas
+ * would take a rank over its share has none.
  */
 #include "coll_nicoll.h"
 #include "coll_nicoll_ring.h"
@@ -70,7 +73,8 @@
 /* A rank's staging area: at most this many bytes, all ranks' together at most the second. 8 MiB
  * holds a 4 MiB block in 1 MiB packets at once, so that each of 4 oversubscribed ranks stages
  * its whole block at the start of an allgather instead of waiting, midway, to be scheduled again
- * once its readers have made room (4 MiB blocks 10-20 % faster than with 4 MiB areas). */
+ * once its readers have made room (4 MiB blocks: 3,848 against 4,579 us with 4 MiB areas, the
+ * medians of 10 paired jobs, lower in 9: docs/tuning.md). */
 #define NICOLL_SHM_STAGE_BYTES (8ul << 20)
 #define NICOLL_SHM_STAGE_TOTAL (32ul << 20)
 /* A copy of a payload the engine placed nowhere, up to this size, is kept for the next one. */
@@ -113,7 +117,10 @@ struct nicoll_shm {
     nicoll_shm_bell_t *bells; /* [size] every rank's doorbell */
     bool *may_sleep;       /* [size] whether the rank runs a progress thread, which may sleep */
     bool any_may_sleep;    /* whether any does: else no bell is ever rung */
-    size_t share;          /* bytes / size: what the segment counts against coll_nicoll_shm_limit */
+    size_t share;          /* what the segment counts against coll_nicoll_shm_limit from set-up:
+                            * what was allocated then, divided by size (our staging area, where
+                            * it is lazy, counts as it grows: stage.ready) */
+    bool told_refused;     /* verbose said that our staging area reached our share */
 };
 
 /* The bytes of the segments this process maps, each divided by its ranks on the node: its share
@@ -247,7 +254,7 @@ static void unmap(nicoll_shm_t *s)
 {
     if (NULL != s->base) {
         munmap(s->base, s->bytes);
-        shared_here -= s->share;
+        shared_here -= s->share + s->stage.ready; /* (what our lazy area grew to) */
     }
     free(s->local);
     free(s->place);
@@ -372,8 +379,10 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
      * that the segment would take over its share of the node's memory for nicoll (budget())
      * takes every rank to a segment without staging areas, or to none. */
     int level = ok ? SHM_STAGED : SHM_NONE;
+    const bool lazy = allocates_on_request();
     if (ok && !alone) {
-        const size_t staged = s->bytes, rings_only = s->bytes - (size_t) size * s->stage_bytes;
+        /* (lazy areas count as they grow: nicoll_stage_reach) */
+        const size_t rings_only = s->ready_bytes, staged = lazy ? rings_only : s->bytes;
         level = shared_here + staged / (size_t) size <= budget()       ? SHM_STAGED
                 : shared_here + rings_only / (size_t) size <= budget() ? SHM_RINGS
                                                                         : SHM_OVER_LIMIT;
@@ -392,9 +401,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
      * name is left behind in /dev/shm, however a process ends, and /dev/shm's size (64 MiB in a
      * container by default) does not matter. */
     int made = -1;
-    const size_t allocated = !ok || alone               ? 0
-                             : allocates_on_request() ? s->ready_bytes
-                                                      : s->bytes;
+    const size_t allocated = !ok || alone ? 0 : lazy ? s->ready_bytes : s->bytes;
     const bool creator = ok && !alone && 0 == s->rank;
     nicoll_shm_hello_t mine = {.pid = getpid(),
                                .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word,
@@ -420,7 +427,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         ok = NULL != s->base;
     }
     if (NULL != s && NULL != s->base) {
-        s->share = s->bytes / (size_t) size;
+        s->share = allocated / (size_t) size;
         shared_here += s->share;
     }
     if (ok && !alone) {
@@ -430,7 +437,9 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
                                      .bytes = s->stage_bytes,
                                      .streamed = &mca_coll_nicoll_component.stats.streamed,
-                                     .lazy = allocated < s->bytes};
+                                     .lazy = allocated < s->bytes,
+                                     .counted = &shared_here,
+                                     .limit = budget()};
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {
             s->pids[i] = (pid_t) hello[s->local[i]].pid;
@@ -499,6 +508,20 @@ bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank)
     return NULL != s && s->place[rank] >= 0;
 }
 
+/* Once per communicator: our staging area could not grow, our share of coll_nicoll_shm_limit
+ * being used. */
+__attribute__((cold, noinline)) static void tell_refused(nicoll_transport_t *t)
+{
+    nicoll_shm_t *s = t->shm;
+    s->told_refused = true;
+    NICOLL_VERBOSE(10,
+                   "communicator %s (cid %u): this rank's staging area stops at %zu KiB, its "
+                   "share of coll_nicoll_shm_limit (%zu KiB) being used: payloads that do not "
+                   "fit are read by cross-memory attach",
+                   t->comm->c_name, (unsigned) t->comm->c_contextid, s->stage.ready >> 10,
+                   s->stage.limit >> 10);
+}
+
 /* The fabric's send: `to` is a communicator rank on this node. */
 NICOLL_HOT_PATH
 static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *header,
@@ -530,6 +553,9 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     if (apart) {
         s->apart_peers += 0 == s->apart_until[dst];
         s->apart_until[dst] = head + 1;
+        if (s->stage.refused && !s->told_refused) {
+            tell_refused(t);
+        }
     }
     return NICSIM_OK;
 }
@@ -617,8 +643,8 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
             const void *payload;
             void *at = NULL;
             if (0 == in->remote && 0 == in->staged) {
-                payload =
-                    nicoll_ring_inline(r, s->slots, s->body_bytes, s->taken[src], in->payload_bytes);
+                payload = nicoll_ring_inline(r, s->slots, s->body_bytes, s->taken[src],
+                                             in->payload_bytes);
             } else {
                 nicsim_status_t st = read_apart(s, t->group, src, r, in, &at);
                 if (NICSIM_OK != st) {

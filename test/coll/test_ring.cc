@@ -71,7 +71,9 @@ void sender(const Segment& seg, std::uint64_t packets, std::uint64_t* staged,
         for (std::size_t j = 0; j < payload.size(); ++j) payload[j] = payload_byte(i, j);
         for (int r = 0; r < kReceivers; ++r) {
             nicoll_shm_ring_t* ring = seg.ring(r);
-            while (nicoll_ring_full(ring, kWindow, head[r], &tail_seen[r])) std::this_thread::yield();
+            while (nicoll_ring_full(ring, kWindow, head[r], &tail_seen[r])) {
+                std::this_thread::yield();
+            }
             nicoll_shm_slot_t* out = nicoll_ring_slot(ring, kSlots, head[r]);
             out->payload_bytes = payload.size();
             out->remote = 0;
@@ -234,6 +236,48 @@ TEST(ShmStage, ThenTheCheaperWayFromCopyInToCopyOut) {
     EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // the probe of the other way
 }
 
+// A lazy area grows as chunks reach it and counts what it grows by; a growth that would take the
+// count past the limit is refused (the caller reads that payload in place), until the count
+// falls again (another segment freed).
+TEST(ShmStage, LazyAreaCountsItsGrowthAndStopsAtTheLimit) {
+    constexpr std::size_t area_bytes = 4 * NICOLL_STAGE_GROW;
+    void* area =
+        mmap(nullptr, area_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(area, MAP_FAILED);
+    if (!nicoll_populate(area, 1)) {
+        munmap(area, area_bytes);
+        GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel: areas are not lazy";
+    }
+    constexpr std::size_t others = NICOLL_STAGE_GROW;  // what other segments hold
+    std::size_t counted = others;
+    nicoll_stage_t s{};
+    s.area = static_cast<unsigned char*>(area);
+    s.bytes = area_bytes;
+    s.lazy = 1;
+    s.counted = &counted;
+    s.limit = others + 2 * NICOLL_STAGE_GROW;
+    const std::vector<unsigned char> bytes(NICOLL_STAGE_GROW + 2, 7);
+    const unsigned char* payload = bytes.data();
+    const std::size_t half = NICOLL_STAGE_GROW / 2;
+    EXPECT_NE(nicoll_stage_put(&s, payload, half, nullptr), 0u);  // grows by one step
+    EXPECT_EQ(s.ready, NICOLL_STAGE_GROW);
+    EXPECT_EQ(counted, others + NICOLL_STAGE_GROW);
+    nicoll_stage_forget(&s);
+    EXPECT_NE(nicoll_stage_put(&s, payload + 1, half, nullptr), 0u);  // reaches into the second
+    EXPECT_EQ(counted, others + 2 * NICOLL_STAGE_GROW);
+    nicoll_stage_forget(&s);
+    EXPECT_EQ(nicoll_stage_put(&s, payload + 2, NICOLL_STAGE_GROW, nullptr), 0u);  // over
+    EXPECT_TRUE(s.refused);
+    EXPECT_EQ(s.ready, 2 * NICOLL_STAGE_GROW);
+    EXPECT_EQ(counted, others + 2 * NICOLL_STAGE_GROW);
+    counted -= others;  // another segment gave its memory back
+    EXPECT_NE(nicoll_stage_put(&s, payload + 2, NICOLL_STAGE_GROW, nullptr), 0u);
+    EXPECT_EQ(s.ready, 3 * NICOLL_STAGE_GROW);
+    EXPECT_EQ(counted, 3 * NICOLL_STAGE_GROW);
+    EXPECT_EQ(s.lazy, 1);  // (a refusal is not a failure to allocate)
+    munmap(area, area_bytes);
+}
+
 TEST(ShmStage, SizeClasses) {
     EXPECT_EQ(nicoll_stage_class(4001), 0);
     EXPECT_EQ(nicoll_stage_class(64 << 10), 0);
@@ -246,7 +290,7 @@ TEST(ShmStage, SizeClasses) {
 // A copy either way leaves the bytes, whatever the source's alignment and the length's tail,
 // and moves the cost of the way it took.
 TEST(ShmStage, CopiesEitherWayIntact) {
-    alignas(64) static unsigned char to[8192];
+    alignas(64) static unsigned char to[8192 + 1];  // (to[bytes] is checked)
     static unsigned char from[8192 + 64];
     for (std::size_t i = 0; i < sizeof from; ++i) from[i] = static_cast<unsigned char>(i * 13 + 5);
     nicoll_stage_t s{};
