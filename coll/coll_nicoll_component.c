@@ -143,11 +143,11 @@ static nicoll_param_t nicoll_params[] = {
      "and staging areas allocated as they are used) may hold on a node, 1..1048576, or auto "
      "(an eighth of the node's memory). Each process keeps its share, the limit divided by the "
      "job's processes on the machine: a segment's rings count against each of its ranks divided "
-     "by their number, a staging area against its sender as it grows. "
-     "A staging area stops growing where its sender's share is used (payloads that do not fit "
-     "then read in place); a communicator whose rings would take a rank over its share gets no "
-     "shared memory (the peers of its node reached as where shared memory cannot be used). "
-     "Each process may choose its own: the ranks agree on the outcome.",
+     "by their number, a staging area against its sender as it grows. A staging area stops "
+     "growing once half its sender's share is used (payloads that do not fit then read in "
+     "place); a communicator whose rings would take a rank over its share gets no shared "
+     "memory (the peers of its node reached as where shared memory cannot be used). Each "
+     "process may choose its own: the ranks agree on the outcome.",
      &NICOLL_C->shm_limit_name, {-1, 1, 1l << 20, NULL}, &NICOLL_C->shm_limit},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "

@@ -16,8 +16,8 @@
  *   past NICOLL_STAGE_ROUND. A chunk is published to its readers with the slots that name it, so
  *   `unread` and the payload need no ordering of their own. In shared memory the area is
  *   allocated as chunks first reach it (MADV_POPULATE_WRITE, in steps of NICOLL_STAGE_GROW), so
- *   that a communicator that stages little costs little, and counted as it grows against the
- *   owner's share of coll_nicoll_shm_limit.
+ *   that a communicator that stages little costs little, and counted as it grows against half
+ *   the owner's share of coll_nicoll_shm_limit.
  * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever
  *   costs less from copy in to copy out (nicoll_stage_streams): the owner times its copies in,
  *   each reader its copies out and publishes their cost in its ring's control lines. A cached
@@ -183,8 +183,8 @@ typedef struct nicoll_stage {
     int lazy;
     size_t ready;
     /* Where a lazy area's growth is counted (the process's shared memory for nicoll), and the
-     * most that may be counted there (its share of coll_nicoll_shm_limit): a growth past it is
-     * refused, and the payload read in place, until other segments give their memory back. */
+     * most that growth may take the count to: a growth past it is refused, and the payload read
+     * in place, until other segments give their memory back. */
     size_t *counted;
     size_t limit;
     bool refused; /* a growth was */

@@ -43,9 +43,10 @@
  * ends. A rank alone on its node takes part in the agreement and maps nothing. The agreement
  * also keeps the node's segments within coll_nicoll_shm_limit: where a segment's rings would
  * take a rank over its share (budget()), there are none. A staging area allocated as it is used
- * counts as it grows, and its owner reads its payloads in place once its share is used; where
- * the kernel cannot allocate on request, whole areas count at set-up, and a segment whose areas
- * would take a rank over its share has none.
+ * counts as it grows, and stops growing once half the share is used (the other half keeps room
+ * for later communicators' rings, without which their packets would go through the PML): its
+ * owner then reads its payloads in place. Where the kernel cannot allocate on request, whole
+ * areas count at set-up, and a segment whose areas would take a rank over its share has none.
  */
 #include "coll_nicoll.h"
 #include "coll_nicoll_ring.h"
@@ -439,7 +440,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                                      .streamed = &mca_coll_nicoll_component.stats.streamed,
                                      .lazy = allocated < s->bytes,
                                      .counted = &shared_here,
-                                     .limit = budget()};
+                                     .limit = budget() / 2};
         /* Cross-memory attach may be forbidden (ptrace rules, containers): try it on a peer. */
         for (int i = 0; i < size; ++i) {
             s->pids[i] = (pid_t) hello[s->local[i]].pid;
@@ -508,18 +509,18 @@ bool nicoll_shm_reaches(const nicoll_shm_t *s, int rank)
     return NULL != s && s->place[rank] >= 0;
 }
 
-/* Once per communicator: our staging area could not grow, our share of coll_nicoll_shm_limit
- * being used. */
+/* Once per communicator: our staging area could not grow, half our share of
+ * coll_nicoll_shm_limit being used. */
 __attribute__((cold, noinline)) static void tell_refused(nicoll_transport_t *t)
 {
     nicoll_shm_t *s = t->shm;
     s->told_refused = true;
     NICOLL_VERBOSE(10,
-                   "communicator %s (cid %u): this rank's staging area stops at %zu KiB, its "
-                   "share of coll_nicoll_shm_limit (%zu KiB) being used: payloads that do not "
-                   "fit are read by cross-memory attach",
+                   "communicator %s (cid %u): this rank's staging area stops at %zu KiB, half "
+                   "its share (%zu KiB) of coll_nicoll_shm_limit being used: payloads that do "
+                   "not fit are read by cross-memory attach",
                    t->comm->c_name, (unsigned) t->comm->c_contextid, s->stage.ready >> 10,
-                   s->stage.limit >> 10);
+                   budget() >> 10);
 }
 
 /* The fabric's send: `to` is a communicator rank on this node. */

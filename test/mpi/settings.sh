@@ -78,7 +78,7 @@ check "... nicoll ran the collectives, with no fallback" served
 # coll_nicoll_shm_limit, which each process may choose: 1 MiB on rank 0 only, whose share (a
 # quarter) holds the rings of a communicator or two and little staging (test_coll's outstanding
 # section makes five communicators). Where staging areas are allocated as they are used, rank 0's
-# stops growing at its share and it reads its payloads in place, while its peers stage theirs;
+# stops growing at half its share and it reads its payloads in place, while its peers stage theirs;
 # where the kernel cannot (before Linux 5.14), the peers follow it to segments without staging
 # areas. Past its share, every rank agrees on no shared memory (verbose 10 on other processes
 # says so), nicoll still runs everything, and test_coll's checks pass throughout.
@@ -91,12 +91,12 @@ test_coll_ran "$log"
 # processes LINE: how many processes printed LINE
 processes() { grep -- "$1" "$log" | sed -n 's/^\[[^]]*:\([0-9]*\)\].*/\1/p' | sort -u | wc -l; }
 echo "# coll_nicoll_shm_limit 1 on rank 0: test_coll $passed of ${checks:-?} checks passed, exit $status"
-# its staging area stopped at its share, or (whole areas counted at set-up) every rank's went
+# its staging area stopped at half its share, or (whole areas counted at set-up) every rank's went
 stopped() {
     [ "$(processes "this rank's staging area stops at")" -ge 1 ] ||
         [ "$(processes 'no staging areas (a rank.s share of coll_nicoll_shm_limit')" -ge 2 ]
 }
-check "coll_nicoll_shm_limit 1 on rank 0: its staging area stops at its share" stopped
+check "coll_nicoll_shm_limit 1 on rank 0: its staging area stops at half its share" stopped
 check "... and then no shared memory" \
     [ "$(processes 'no shared memory: its segment would take a rank over its share')" -ge 2 ]
 check "... every test_coll check passes" all_passed
