@@ -121,7 +121,7 @@ struct nicoll_shm {
     size_t share;          /* what the segment counts against coll_nicoll_shm_limit from set-up:
                             * what was allocated then, divided by size (our staging area, where
                             * it is lazy, counts as it grows: stage.ready) */
-    bool told_refused;     /* verbose said that our staging area reached our share */
+    bool told_refused;     /* verbose said that our staging area stopped growing */
 };
 
 /* The bytes of the segments this process maps, each divided by its ranks on the node: its share
@@ -378,11 +378,11 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                          rings_fit));
     /* A rank without its tables (or room for every rank's hello) cannot join what follows; one
      * that the segment would take over its share of the node's memory for nicoll (budget())
-     * takes every rank to a segment without staging areas, or to none. */
+     * takes every rank to a segment without staging areas, or to none. Lazy staging areas count
+     * as they grow (nicoll_stage_reach), not here. */
     int level = ok ? SHM_STAGED : SHM_NONE;
     const bool lazy = allocates_on_request();
     if (ok && !alone) {
-        /* (lazy areas count as they grow: nicoll_stage_reach) */
         const size_t rings_only = s->ready_bytes, staged = lazy ? rings_only : s->bytes;
         level = shared_here + staged / (size_t) size <= budget()       ? SHM_STAGED
                 : shared_here + rings_only / (size_t) size <= budget() ? SHM_RINGS
