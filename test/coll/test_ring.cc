@@ -256,22 +256,22 @@ TEST(ShmStage, LazyAreaCountsItsGrowthAndStopsAtTheLimit) {
     s.lazy = 1;
     s.counted = &counted;
     s.limit = others + 2 * NICOLL_STAGE_GROW;
-    const std::vector<unsigned char> bytes(NICOLL_STAGE_GROW + 2, 7);
+    const std::vector<unsigned char> bytes(NICOLL_STAGE_GROW, 7);
     const unsigned char* payload = bytes.data();
     const std::size_t half = NICOLL_STAGE_GROW / 2;
     EXPECT_NE(nicoll_stage_put(&s, payload, half, nullptr), 0u);  // grows by one step
     EXPECT_EQ(s.ready, NICOLL_STAGE_GROW);
     EXPECT_EQ(counted, others + NICOLL_STAGE_GROW);
     nicoll_stage_forget(&s);
-    EXPECT_NE(nicoll_stage_put(&s, payload + 1, half, nullptr), 0u);  // reaches into the second
+    EXPECT_NE(nicoll_stage_put(&s, payload, half, nullptr), 0u);  // reaches into the second
     EXPECT_EQ(counted, others + 2 * NICOLL_STAGE_GROW);
     nicoll_stage_forget(&s);
-    EXPECT_EQ(nicoll_stage_put(&s, payload + 2, NICOLL_STAGE_GROW, nullptr), 0u);  // over
+    EXPECT_EQ(nicoll_stage_put(&s, payload, NICOLL_STAGE_GROW, nullptr), 0u);  // over
     EXPECT_TRUE(s.refused);
     EXPECT_EQ(s.ready, 2 * NICOLL_STAGE_GROW);
     EXPECT_EQ(counted, others + 2 * NICOLL_STAGE_GROW);
     counted -= others;  // another segment gave its memory back
-    EXPECT_NE(nicoll_stage_put(&s, payload + 2, NICOLL_STAGE_GROW, nullptr), 0u);
+    EXPECT_NE(nicoll_stage_put(&s, payload, NICOLL_STAGE_GROW, nullptr), 0u);
     EXPECT_EQ(s.ready, 3 * NICOLL_STAGE_GROW);
     EXPECT_EQ(counted, 3 * NICOLL_STAGE_GROW);
     EXPECT_EQ(s.lazy, 1);  // (a refusal is not a failure to allocate)
