@@ -284,11 +284,11 @@ Status AllgatherOp::resend_hop(Rank src, std::size_t step, std::uint32_t index, 
     return failed(s) ? s : status();
 }
 
-Status AllgatherOp::resend(Rank src, PacketHeader header, const Layout& layout) {
+Status AllgatherOp::resend(Rank src, PacketHeader&& header, const Layout& layout) {
     if (nic_.holds(src, header)) return Status::ok;  // not sent yet: it leaves in the normal course
     ++stats_.retransmitted;
     header.flags |= kResent;
-    return send(src, header, layout);
+    return send(src, std::move(header), layout);
 }
 
 NICSIM_HOT_PATH
@@ -350,7 +350,8 @@ Status AllgatherOp::ask(std::size_t step, std::size_t slot) {
     const auto index = static_cast<std::uint32_t>(combines_ ? slot : slot % per_block_);
     const Rank origin = combines_ ? recv.peer : origin_at(recv.blocks, slot / per_block_);
     if (!combines_) asked_[step].record(slot);
-    return nic_.send(recv.peer, header(PacketKind::nack, step, index, origin));
+    PacketHeader nack = header(PacketKind::nack, step, index, origin);
+    return nic_.send(recv.peer, nack);
 }
 
 AllgatherOp::Cut AllgatherOp::cut(const std::vector<plan::Transfer>& transfers) const {
@@ -391,7 +392,7 @@ AllgatherOp::Layout AllgatherOp::layout_of(const PacketHeader& header) const {
 }
 
 NICSIM_HOT_PATH
-Status AllgatherOp::send(Rank dst, PacketHeader header, const Layout& layout) {
+Status AllgatherOp::send(Rank dst, PacketHeader&& header, const Layout& layout) {
     header.payload_bytes = static_cast<std::uint32_t>(layout.payload());
     if (result_.empty() || header.payload_bytes == 0) return nic_.send(dst, header);
     if (const auto run = layout.one_run()) return nic_.send(dst, header, bytes_of(*run));
@@ -429,7 +430,7 @@ Status AllgatherOp::send_hops(Rank origin, std::uint32_t index, const Layout& la
     for (std::uint32_t h = hop_first_[origin]; h < hop_first_[origin + 1]; ++h) {
         PacketHeader out = header(PacketKind::allgather, hops_[h].step, index, origin);
         out.flags = flags;
-        if (const Status s = send(hops_[h].to, out, layout); failed(s)) return s;
+        if (const Status s = send(hops_[h].to, std::move(out), layout); failed(s)) return s;
     }
     return Status::ok;
 }

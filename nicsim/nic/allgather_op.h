@@ -74,6 +74,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <span>
 #include <vector>
 
@@ -194,10 +195,12 @@ private:
     // The data packet `header` names, which slot_of() found this rank receives.
     Layout layout_of(const PacketHeader& header) const;
 
-    Status send(Rank dst, PacketHeader header, const Layout& layout);
+    // Sends the packet `header` names to dst, setting its payload_bytes: the caller's header,
+    // not a copy of it, as Nic::send() takes it.
+    Status send(Rank dst, PacketHeader&& header, const Layout& layout);
     // Sends the packet `header` names to src again, flagged kResent, unless this NIC still holds
     // it queued for src.
-    Status resend(Rank src, PacketHeader header, const Layout& layout);
+    Status resend(Rank src, PacketHeader&& header, const Layout& layout);
     // The bytes of `piece` of the gathered buffer: from own_ while this rank's block is not yet
     // in result_ (a piece that only partly covers it copies it there first).
     std::span<const std::byte> bytes_of(plan::ByteRange piece);

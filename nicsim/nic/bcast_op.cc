@@ -43,7 +43,7 @@ Status BcastOp::start() {
 NICSIM_HOT_PATH
 Status BcastOp::supply() {
     if (rank_ != place_.root || next_ == packets_) return Status::invalid;
-    const PacketHeader h = packet_header(next_);
+    PacketHeader h = packet_header(next_);
     const auto payload = message_.empty() ? std::span<const std::byte>{}
                                           : message_.subspan(next_ * mtu_, h.payload_bytes);
     if (const Status s = nic_.multicast(place_.children, h, payload); failed(s)) return s;

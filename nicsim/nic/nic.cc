@@ -121,36 +121,35 @@ Status Nic::post_send(Rank dst, PacketHeader header, std::span<const std::byte> 
 }
 
 NICSIM_HOT_PATH
-bool Nic::send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
+bool Nic::send_now(PeerId to, PacketHeader& header, std::span<const std::byte> payload,
                    Status* s) {
     Peer& p = peers_[to];
     if (!transmit_.empty() || (p.window != 0 && (p.waiting != 0 || p.send_credits == 0))) {
         return false;
     }
-    PacketHeader h = header;
-    h.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
-    *s = fabric_.transmit(peers_.keys()[to], h, payload);
+    header.credits = static_cast<std::uint16_t>(std::min(p.unreturned, 0xffff));
+    *s = fabric_.transmit(peers_.keys()[to], header, payload);
     if (*s == Status::again) return false;
     if (failed(*s)) {
         error_ = *s;
         return true;
     }
     if (p.window > 0) --p.send_credits;
-    p.unreturned -= h.credits;
+    p.unreturned -= header.credits;
     ++stats_.data_sent;
-    if (h.credits != 0) ++stats_.piggybacked;
+    if (header.credits != 0) ++stats_.piggybacked;
     stats_.peak_buffers = std::max(stats_.peak_buffers, buffers_.size() - free_.size() + 1);
     return true;
 }
 
 NICSIM_HOT_PATH
-Status Nic::send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload) {
+Status Nic::send(Rank dst, PacketHeader& header, std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     return send_to(peer_id(dst), header, payload);
 }
 
 NICSIM_HOT_PATH
-Status Nic::send_to(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload) {
+Status Nic::send_to(PeerId dst, PacketHeader& header, std::span<const std::byte> payload) {
     // A packet that may leave now goes straight to the fabric, which copies what it needs: it
     // needs no buffer here.
     Status s;
@@ -159,7 +158,7 @@ Status Nic::send_to(PeerId dst, const PacketHeader& header, std::span<const std:
 }
 
 NICSIM_HOT_PATH
-Status Nic::multicast(const Route& children, const PacketHeader& header,
+Status Nic::multicast(const Route& children, PacketHeader& header,
                       std::span<const std::byte> payload) {
     if (failed(error_)) return error_;
     if (config_.send_buffers == 0 && config_.forwarding == Forwarding::fpfs &&
@@ -192,8 +191,9 @@ Status Nic::forward(const Route& children, const PacketHeader& header,
     if (d == nullptr || (d->buffer == kNoBuffer && config_.stable_payloads) ||
         d->header.seq != header.seq || d->header.step != header.step ||
         d->header.kind != header.kind) {
+        PacketHeader out = header;
         for (const PeerId child : children) {
-            if (const Status s = send_to(child, header, payload); failed(s)) return s;
+            if (const Status s = send_to(child, out, payload); failed(s)) return s;
         }
         return Status::ok;
     }
@@ -204,7 +204,8 @@ Status Nic::forward(const Route& children, const PacketHeader& header,
         std::size_t sent = 0;
         if (config_.forwarding == Forwarding::fpfs) {
             Status s = Status::ok;
-            while (sent < children.size() && send_now(children[sent], d->header, payload, &s)) {
+            PacketHeader out = d->header;
+            while (sent < children.size() && send_now(children[sent], out, payload, &s)) {
                 if (failed(s)) return s;
                 ++sent;
             }

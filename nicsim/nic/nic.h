@@ -137,14 +137,17 @@ public:
     Status post_send(Rank dst, PacketHeader header, std::span<const std::byte> payload);
     // A packet of a collective's protocol (a barrier token, an allgather block, a NACK), which
     // keeps its kind and goes to `dst` only. It is sent from the collective's buffer and claims
-    // no send buffer (Yu et al. §4.3).
-    Status send(Rank dst, const PacketHeader& header, std::span<const std::byte> payload = {});
+    // no send buffer (Yu et al. §4.3). The NIC writes the credits it returns to dst with it
+    // into header.credits: the header is the caller's, not copied, since a copy of a header
+    // just written field by field reads it back wider than it was stored, which stalls
+    // store-to-load forwarding (docs/measurements.md).
+    Status send(Rank dst, PacketHeader& header, std::span<const std::byte> payload = {});
     // A packet of a broadcast this rank is the root of, to `children` in this order under the
     // forwarding discipline (FPFS: to each child as it comes; FCFS: the whole message to one
     // child, then the next). It holds a send buffer until it has left for every child, as the
     // host filled one with it (`again` when none is free; HostPort::send_space() follows), or,
-    // with send buffers unlimited, is sent from `payload`.
-    Status multicast(const Route& children, const PacketHeader& header,
+    // with send buffers unlimited, is sent from `payload`. Writes header.credits, as send().
+    Status multicast(const Route& children, PacketHeader& header,
                      std::span<const std::byte> payload);
     // Forwards a packet of a broadcast to `children` (Bhoedjang et al. §3), `payload` being
     // where the host placed it. From inside HostPort::deliver() of that very packet, it goes
@@ -279,10 +282,10 @@ private:
     Status queue(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload,
                  PeerId from);
     // send() to a peer by index.
-    Status send_to(PeerId dst, const PacketHeader& header, std::span<const std::byte> payload);
+    Status send_to(PeerId dst, PacketHeader& header, std::span<const std::byte> payload);
     // Sends straight to the fabric when nothing is queued before it and a credit allows: true
     // when the packet is gone (or *s is the transport's error), false when it must be queued.
-    bool send_now(PeerId to, const PacketHeader& header, std::span<const std::byte> payload,
+    bool send_now(PeerId to, PacketHeader& header, std::span<const std::byte> payload,
                   Status* s);
     BufferId hold(const PacketHeader& header, std::span<const std::byte> payload, PeerId from);
     std::span<const std::byte> payload_of(BufferId buffer) const;
