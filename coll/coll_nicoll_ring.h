@@ -143,6 +143,21 @@ static inline bool nicoll_ring_full(nicoll_shm_ring_t *r, int window, uint64_t h
            head - (*tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE)) == (uint64_t) window;
 }
 
+/* The sender: the packet's header into its slot, 8 bytes at a time, as the engine stores it
+ * (PacketHeader::encode): a wider load spanning two of those stores would wait until they, and
+ * every store before them (the last packet's, to a line another core holds), reached the cache.
+ * The empty asm keeps each word in a register, so that no pass merges the loads. */
+static inline void nicoll_ring_put_header(nicoll_shm_slot_t *slot, const void *header)
+{
+    _Static_assert(0 == NICSIM_HEADER_BYTES % sizeof(uint64_t), "a header of whole words");
+    for (size_t at = 0; at < NICSIM_HEADER_BYTES; at += sizeof(uint64_t)) {
+        uint64_t word;
+        memcpy(&word, (const unsigned char *) header + at, sizeof word);
+        __asm__("" : "+r"(word));
+        memcpy(slot->header + at, &word, sizeof word);
+    }
+}
+
 /* The sender: slot `head`, written, becomes the receiver's. */
 static inline void nicoll_ring_publish(nicoll_shm_slot_t *slot, uint64_t head)
 {

@@ -543,7 +543,7 @@ static nicsim_status_t shm_send(nicoll_transport_t *t, int to, const void *heade
     const bool apart = !fits && 0 == out->staged;
     out->payload_bytes = payload_bytes;
     out->remote = apart ? (uint64_t) (uintptr_t) payload : 0;
-    memcpy(out->header, header, NICSIM_HEADER_BYTES);
+    nicoll_ring_put_header(out, header);
     if (fits && payload_bytes > 0) {
         memcpy(nicoll_ring_inline(r, s->slots, s->body_bytes, head, payload_bytes), payload,
                payload_bytes);
