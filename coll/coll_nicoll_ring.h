@@ -30,6 +30,7 @@
 #ifndef COLL_NICOLL_RING_H
 #define COLL_NICOLL_RING_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -149,7 +150,7 @@ static inline bool nicoll_ring_full(nicoll_shm_ring_t *r, int window, uint64_t h
  * The empty asm keeps each word in a register, so that no pass merges the loads. */
 static inline void nicoll_ring_put_header(nicoll_shm_slot_t *slot, const void *header)
 {
-    _Static_assert(0 == NICSIM_HEADER_BYTES % sizeof(uint64_t), "a header of whole words");
+    static_assert(0 == NICSIM_HEADER_BYTES % sizeof(uint64_t), "a header of whole words");
     for (size_t at = 0; at < NICSIM_HEADER_BYTES; at += sizeof(uint64_t)) {
         uint64_t word;
         memcpy(&word, (const unsigned char *) header + at, sizeof word);
