@@ -18,14 +18,17 @@
  *   allocated as chunks first reach it (MADV_POPULATE_WRITE, in steps of NICOLL_STAGE_GROW), so
  *   that a communicator that stages little costs little, and counted as it grows against half
  *   the owner's share of coll_nicoll_shm_limit.
- * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, whichever
- *   costs less from copy in to copy out (nicoll_stage_streams): the owner times its copies in,
- *   each reader its copies out and publishes their cost in its ring's control lines. A cached
- *   store to a line that a reader on another core still holds, from the last time round the
- *   area, first takes the line from it; where the two cores are far apart (this project's
- *   2-core virtual machine, from one minute to the next) that made copies 4.5-12 times slower
+ * - The owner's copy into its area: ordinary (cached) stores, or streaming ones, or none, the
+ *   payload left apart for its reader to read in place, whichever costs less from copy in to
+ *   copy out (nicoll_stage_way): the owner times its copies in, each reader its copies out and
+ *   its reads in place and publishes their cost in its ring's control lines. A cached store to
+ *   a line that a reader on another core still holds, from the last time round the area, first
+ *   takes the line from it; where the two cores are far apart (this project's 2-core virtual
+ *   machine, from one minute to the next) that made copies 4.5-12 times slower
  *   (docs/measurements.md). Streaming stores send the payload to memory and take no line, at
- *   the price of the readers reading it from memory.
+ *   the price of the readers reading it from memory. Where cores are far apart both copies
+ *   cost more than one read in place (a 64 KiB MPI_Allgather on 2 ranks: 1.38 of coll/tuned's
+ *   time staged, 0.94 apart).
  */
 #ifndef COLL_NICOLL_RING_H
 #define COLL_NICOLL_RING_H
@@ -50,19 +53,27 @@
 
 #define NICOLL_SHM_LINE 64
 
-/* Payload sizes whose copies are timed apart (nicoll_stage_class): up to 64 KiB, 256 KiB,
- * 1 MiB, and larger. A copy's cost per byte depends on its size (which caches it fits). */
-#define NICOLL_STAGE_CLASSES 4
+/* Payload sizes whose copies are timed apart (nicoll_stage_class): up to 8 KiB, then each power
+ * of two up to 2 MiB, and larger. A copy's cost per byte depends on its size (which caches it
+ * fits, and over how many bytes a read in place spreads its system call). */
+#define NICOLL_STAGE_CLASSES 10
+
+/* The ways a payload too large for its slot reaches its reader: staged with cached or with
+ * streaming stores, or left apart, in the sender's buffer, for the reader to read in place. */
+enum { NICOLL_WAY_CACHED, NICOLL_WAY_STREAMING, NICOLL_WAY_APART, NICOLL_WAYS };
 
 /* A ring's control lines, written by its receiver only. */
 typedef struct nicoll_shm_ring {
     uint64_t tail; /* slots consumed by the receiver */
     char pad[NICOLL_SHM_LINE - sizeof(uint64_t)];
-    /* What the receiver's copies out of the sender's staging area cost, cycles per KiB, per
-     * size class: of payloads copied in with cached [0] and with streaming [1] stores
-     * (nicoll_stage_read; 0: none yet). On a line of its own, apart from the tail. */
-    uint64_t read_cost[NICOLL_STAGE_CLASSES][2];
+    /* What the receiver's copies of the sender's payloads cost, cycles per KiB, per size class
+     * and way: out of the staging area (nicoll_stage_read), or out of the sender's buffer
+     * (nicoll_stage_note_read); 0: none yet. On lines of their own, apart from the tail. */
+    uint64_t read_cost[NICOLL_STAGE_CLASSES][NICOLL_WAYS];
+    char cost_pad[NICOLL_SHM_LINE - NICOLL_STAGE_CLASSES * NICOLL_WAYS * sizeof(uint64_t) %
+                                        NICOLL_SHM_LINE];
 } nicoll_shm_ring_t;
+static_assert(0 == sizeof(nicoll_shm_ring_t) % NICOLL_SHM_LINE, "slots start on a line");
 
 /* A chunk of a staging area: this line, then the payload, in whole lines. */
 typedef struct nicoll_shm_chunk {
@@ -190,10 +201,17 @@ typedef struct nicoll_stage {
     uint64_t shared_at;   /* children), and they all read the one chunk */
     /* Per size class (nicoll_stage_class): the copy's cost, cached [0] and streaming [1], cycles
      * per KiB, an average of the copies made that way (nicoll_stage_copy; 0: none yet); the
-     * copies made. Where to count streamed ones (or NULL). */
+     * payloads sent, staged or apart, and of them those that continued the one before in the
+     * sender's memory (the next packet of a message). Where to count streamed ones (or NULL). */
     uint64_t cost[NICOLL_STAGE_CLASSES][2];
-    uint64_t copies[NICOLL_STAGE_CLASSES];
+    uint64_t payloads[NICOLL_STAGE_CLASSES];
+    uint64_t continued[NICOLL_STAGE_CLASSES];
+    const unsigned char *last_end; /* where the last payload ended */
     unsigned long long *streamed;
+    /* Whether a payload may be left apart where that costs its reader less than staging: only
+     * where every process has a core, so that the sender, which waits until its readers have
+     * read such a payload, does not wait for them to be scheduled. */
+    bool may_leave_apart;
     /* 0: the whole area is in memory; 1: only its first `ready` bytes, the rest allocated as
      * chunks reach it; -1: allocating more failed (out of memory): chunks stay below `ready`. */
     int lazy;
@@ -222,11 +240,15 @@ typedef struct nicoll_stage {
 /* A payload's size class. */
 static inline int nicoll_stage_class(size_t bytes)
 {
-    return bytes <= (64u << 10) ? 0 : bytes <= (256u << 10) ? 1 : bytes <= (1u << 20) ? 2 : 3;
+    int c = 0;
+    for (size_t most = 8u << 10; bytes > most && c + 1 < NICOLL_STAGE_CLASSES; most *= 2) {
+        ++c;
+    }
+    return c;
 }
 
-/* In each size class the first copies alternate between the two ways, to measure both; after
- * them, one copy in NICOLL_STAGE_PROBE is made the other way than the costs choose, to follow
+/* In each size class the first payloads take the ways in turn, to measure each; after them, one
+ * in NICOLL_STAGE_PROBE takes another way than the costs choose (the others in turn), to follow
  * them. */
 #define NICOLL_STAGE_WARMUP 16
 #define NICOLL_STAGE_PROBE 128
@@ -245,49 +267,85 @@ static inline uint64_t nicoll_cost_fold(uint64_t cost, uint64_t sample)
     return cost + ((sample < 2 * cost ? sample : 2 * cost) - cost) / 4;
 }
 
+/* The time, to time copies with: the TSC, where there is one (else 0, and no costs). */
+static inline uint64_t nicoll_cost_now(void)
+{
 #if NICOLL_STAGE_STREAMING
-/* The cost of a copy of `bytes` that began at TSC `start`: cycles per KiB, at least 1. */
+    return __rdtsc();
+#else
+    return 0;
+#endif
+}
+
+/* The cost of a copy of `bytes` that began at `start` (nicoll_cost_now): cycles per KiB, at
+ * least 1. */
 static inline uint64_t nicoll_cost_sample(uint64_t start, size_t bytes)
 {
-    return ((__rdtsc() - start) << 10) / (bytes | 1) + 1;
+    return ((nicoll_cost_now() - start) << 10) / (bytes | 1) + 1;
 }
-#endif
 
-/* The owner: whether its next copy of a payload of size class `c`, for the reader that
- * publishes `read_cost` (its ring's, or NULL), streams: whichever way costs less from copy in
- * to copy out, once the reader has read payloads of the class copied both ways. Until then,
- * cached while cached copies in cost at most 4 times streaming ones (where the cores are
- * close, cached ones cost 0.6-3 times streaming ones and the reader then reads from a cache,
- * not from memory; 4.5-12 times where they are far apart). */
-static inline bool nicoll_stage_streams(const nicoll_stage_t *s, int c,
-                                        const uint64_t (*read_cost)[2])
+/* A reader: folds the cost of its copy of a payload of `bytes`, which began at `start`, into
+ * its ring's `read_cost` for payloads that came `way`. */
+static inline void nicoll_stage_note_read(uint64_t (*read_cost)[NICOLL_WAYS], int way,
+                                          size_t bytes, uint64_t start)
+{
+    if (NICOLL_STAGE_STREAMING) {
+        uint64_t *cost = &read_cost[nicoll_stage_class(bytes)][way];
+        __atomic_store_n(cost,
+                         nicoll_cost_fold(__atomic_load_n(cost, __ATOMIC_RELAXED),
+                                          nicoll_cost_sample(start, bytes)),
+                         __ATOMIC_RELAXED);
+    }
+}
+
+/* The owner: the way its next payload of size class `c` goes to the reader that publishes
+ * `read_cost` (its ring's, or NULL): whichever costs less from copy in to copy out, once the
+ * reader has read payloads of the class that came each way. Until then, cached while cached
+ * copies in cost at most 4 times streaming ones (where the cores are close, cached ones cost
+ * 0.6-3 times streaming ones and the reader then reads from a cache, not from memory; 4.5-12
+ * times where they are far apart). Apart costs no copy in, the reader's read of the sender's
+ * buffer (process_vm_readv, a system call that pins the pages) against the two copies; it is a
+ * way where it may be taken (may_leave_apart) for payloads that are mostly a message's only
+ * packet. A message in several staged packets is copied in and out at once, on two cores,
+ * which the costs of single copies do not show (2 ranks far apart, 1 MiB broadcasts in 64 KiB
+ * packets: 1.07 of tuned's time staged, 1.16 apart, medians of 4 jobs). */
+static inline int nicoll_stage_way(const nicoll_stage_t *s, int c,
+                                   const uint64_t (*read_cost)[NICOLL_WAYS])
 {
     if (!NICOLL_STAGE_STREAMING) {
-        return false;
+        return NICOLL_WAY_CACHED;
     }
-    const uint64_t copies = s->copies[c];
-    if (copies < NICOLL_STAGE_WARMUP) {
-        return 1 == copies % 2;
+    const uint64_t payloads = s->payloads[c];
+    const bool may_leave_apart = s->may_leave_apart && 4 * s->continued[c] <= payloads;
+    const int ways = may_leave_apart ? NICOLL_WAYS : NICOLL_WAY_APART;
+    if (payloads < NICOLL_STAGE_WARMUP) {
+        return (int) (payloads % (uint64_t) ways);
     }
     const uint64_t *in = s->cost[c];
-    uint64_t out[2] = {0, 0}; /* the reader's, cached [0] and streaming [1] */
-    if (NULL != read_cost) {
-        out[0] = __atomic_load_n(&read_cost[c][0], __ATOMIC_RELAXED);
-        out[1] = __atomic_load_n(&read_cost[c][1], __ATOMIC_RELAXED);
+    uint64_t out[NICOLL_WAYS] = {0, 0, 0}; /* the reader's */
+    for (int w = 0; NULL != read_cost && w < ways; ++w) {
+        out[w] = __atomic_load_n(&read_cost[c][w], __ATOMIC_RELAXED);
     }
-    const bool streams = 0 != out[0] && 0 != out[1] ? in[0] + out[0] > in[1] + out[1]
-                                                    : in[0] > 4 * in[1];
-    return 0 == copies % NICOLL_STAGE_PROBE ? !streams : streams;
+    int way = 0 != out[NICOLL_WAY_CACHED] && 0 != out[NICOLL_WAY_STREAMING]
+                  ? in[0] + out[0] > in[1] + out[1]
+                  : in[0] > 4 * in[1];
+    if (0 != out[NICOLL_WAY_APART] && 0 != out[way] && out[NICOLL_WAY_APART] < in[way] + out[way]) {
+        way = NICOLL_WAY_APART;
+    }
+    if (0 == payloads % NICOLL_STAGE_PROBE) { /* another way: the others in turn */
+        way = (way + 1 + (int) (payloads / NICOLL_STAGE_PROBE % (uint64_t) (ways - 1))) % ways;
+    }
+    return way;
 }
 
-/* The owner: copies `bytes` to `to` (in its area) the way nicoll_stage_streams() says, and folds
+/* The owner: copies `bytes` to `to` (in its area), with streaming stores if `streams`, and folds
  * the copy's cost into that way's; whether it streamed. */
 static inline bool nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *from, size_t bytes,
-                                     const uint64_t (*read_cost)[2])
+                                     bool streams)
 {
 #if NICOLL_STAGE_STREAMING
     const int c = nicoll_stage_class(bytes);
-    const bool streams = nicoll_stage_streams(s, c, read_cost) && 0 == (uintptr_t) to % 16;
+    streams = streams && 0 == (uintptr_t) to % 16;
     const uint64_t start = __rdtsc();
     if (streams) {
         __m128i *d = (__m128i *) to;
@@ -309,11 +367,10 @@ static inline bool nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *fr
         memcpy(to, from, bytes);
     }
     s->cost[c][streams] = nicoll_cost_fold(s->cost[c][streams], nicoll_cost_sample(start, bytes));
-    ++s->copies[c];
     return streams;
 #else
     (void) s;
-    (void) read_cost;
+    (void) streams;
     memcpy(to, from, bytes);
     return false;
 #endif
@@ -336,21 +393,13 @@ static inline nicoll_shm_chunk_t *nicoll_stage_staged(unsigned char *area, size_
 /* A reader: copies the payload out, folds the copy's cost into `read_cost` (its ring's, which
  * it alone writes), and is done with the payload (at 0 readers the owner frees it). */
 static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t staged,
-                                     void *to, size_t payload_bytes, uint64_t (*read_cost)[2])
+                                     void *to, size_t payload_bytes,
+                                     uint64_t (*read_cost)[NICOLL_WAYS])
 {
     nicoll_shm_chunk_t *c = nicoll_stage_staged(area, bytes, staged);
-#if NICOLL_STAGE_STREAMING
-    uint64_t *cost = &read_cost[nicoll_stage_class(payload_bytes)][0 != c->streamed];
-    const uint64_t start = __rdtsc();
+    const uint64_t start = nicoll_cost_now();
     memcpy(to, c + 1, payload_bytes);
-    __atomic_store_n(cost,
-                     nicoll_cost_fold(__atomic_load_n(cost, __ATOMIC_RELAXED),
-                                      nicoll_cost_sample(start, payload_bytes)),
-                     __ATOMIC_RELAXED);
-#else
-    (void) read_cost;
-    memcpy(to, c + 1, payload_bytes);
-#endif
+    nicoll_stage_note_read(read_cost, 0 != c->streamed, payload_bytes, start);
     __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE);
 }
 
@@ -412,11 +461,12 @@ static inline bool nicoll_stage_reach(nicoll_stage_t *s, size_t end)
 }
 
 /* The owner: copies a payload into the area for one more reader, the one that publishes
- * `read_cost`; its offset + 1 there (for the slot that names it), or 0 when there is no room.
- * The same payload again (its bytes cannot have changed: the owner calls nicoll_stage_forget()
- * when they may) gets one more reader of the same chunk. Published with the slot that names it. */
+ * `read_cost`; its offset + 1 there (for the slot that names it), or 0 where it goes apart: where
+ * that costs less (nicoll_stage_way), or where there is no room. The same payload again (its
+ * bytes cannot have changed: the owner calls nicoll_stage_forget() when they may) gets one more
+ * reader of the same chunk. Published with the slot that names it. */
 static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, size_t bytes,
-                                        const uint64_t (*read_cost)[2])
+                                        const uint64_t (*read_cost)[NICOLL_WAYS])
 {
     if (payload == s->shared && bytes == s->shared_bytes) {
         __atomic_fetch_add(&nicoll_stage_staged(s->area, s->bytes, s->shared_at)->unread, 1,
@@ -424,6 +474,14 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
         return s->shared_at;
     }
     s->shared = NULL; /* the chunk may be freed below */
+    const int size_class = nicoll_stage_class(bytes);
+    const int way = nicoll_stage_way(s, size_class, read_cost);
+    ++s->payloads[size_class];
+    s->continued[size_class] += payload == s->last_end;
+    s->last_end = (const unsigned char *) payload + bytes;
+    if (NICOLL_WAY_APART == way) {
+        return 0;
+    }
     const size_t span = sizeof(nicoll_shm_chunk_t) +
                         (bytes + NICOLL_SHM_LINE - 1) / NICOLL_SHM_LINE * NICOLL_SHM_LINE;
     /* Freeing reads lines the readers write: only where it can matter, past the round (the area
@@ -450,7 +508,7 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
     nicoll_shm_chunk_t *c = nicoll_stage_chunk(s->area, s->bytes, place);
     c->span = span;
     c->unread = 1;
-    c->streamed = nicoll_stage_copy(s, c + 1, payload, bytes, read_cost);
+    c->streamed = nicoll_stage_copy(s, c + 1, payload, bytes, NICOLL_WAY_STREAMING == way);
     s->head += span;
     s->shared = payload;
     s->shared_bytes = bytes;

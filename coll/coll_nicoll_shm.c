@@ -26,8 +26,9 @@
  *   process_vm_readv, one copy as with a NIC's RDMA read. The sender's collective completes only
  *   once the receiver has moved the ring's tail past every such packet (shm_sent): then no
  *   peer reads its buffer any more.
- * Which one is stage_limit's choice (set-up says why), and in place whenever the area is full
- * or may not grow (coll_nicoll_shm_limit).
+ * Which one is the sender's choice by what each costs (nicoll_stage_way, where every process
+ * has a core), stage_limit's for larger payloads (set-up says why), and in place whenever the
+ * area is full or may not grow (coll_nicoll_shm_limit).
  * Each rank also has a doorbell in the segment, for its progress thread (coll_nicoll_progress.c),
  * which sleeps on it while it waits for its peers: a sender whose peer runs one rings it after
  * each packet it puts into that peer's ring, and a receiver after each slot it frees (the sender
@@ -69,7 +70,7 @@
 
 /* A communicator's rings stay within this many bytes (allocated at set-up, so that running out of
  * memory shows then, not as a fault later): large communicators get smaller slot bodies, then
- * none, then no shared memory (from about 160 ranks on a node with 8 credits). */
+ * none, then no shared memory (from about 150 ranks on a node with 8 credits). */
 #define NICOLL_SHM_MAX_BYTES (64ul << 20)
 /* A rank's staging area: at most this many bytes, all ranks' together at most the second. 8 MiB
  * holds a 4 MiB block in 1 MiB packets at once, so that each of 4 oversubscribed ranks stages
@@ -438,6 +439,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
                                      .bytes = s->stage_bytes,
                                      .streamed = &mca_coll_nicoll_component.stats.streamed,
+                                     .may_leave_apart = nicoll_node_cores >= nicoll_node_ranks,
                                      .lazy = allocated < s->bytes,
                                      .counted = &shared_here,
                                      .limit = budget() / 2};
@@ -609,6 +611,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
         return NICSIM_OK;
     }
     /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
+    const uint64_t start = nicoll_cost_now();
     for (size_t done = 0; done < bytes;) {
         struct iovec local = {(char *) *at + done, bytes - done};
         struct iovec remote = {(char *) (uintptr_t) in->remote + done, bytes - done};
@@ -621,6 +624,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
         }
         done += (size_t) n;
     }
+    nicoll_stage_note_read(r->read_cost, NICOLL_WAY_APART, bytes, start);
     return NICSIM_OK;
 }
 

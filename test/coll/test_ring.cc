@@ -187,53 +187,92 @@ TEST(ShmRing, SlotsAreThePowerOfTwoAboveTheWindowWhichBoundsTheSender) {
 // times streaming.
 TEST(ShmStage, BeforeTheReaderHasCostsStreamsWhereCachedCopiesCostOver4Times) {
     if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
-    constexpr int c = 2;  // 256 KiB-1 MiB
+    constexpr int c = 7;  // 512 KiB-1 MiB
     nicoll_stage_t s{};
-    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][2] = {};
-    read_cost[c][1] = 50;  // no cached payload of the class read yet
-    read_cost[c - 1][0] = read_cost[c - 1][1] = 1;  // (another class's)
+    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][NICOLL_WAYS] = {};
+    read_cost[c][NICOLL_WAY_STREAMING] = 50;  // no cached payload of the class read yet
+    read_cost[c - 1][NICOLL_WAY_CACHED] = read_cost[c - 1][NICOLL_WAY_STREAMING] = 1;  // (another)
     s.cost[c][0] = 1000;  // whatever the costs, the first copies alternate
     s.cost[c][1] = 1;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
-    s.copies[c] = 1;
-    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
-    s.copies[c] = NICOLL_STAGE_WARMUP + 1;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
+    s.payloads[c] = 1;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_STREAMING);
+    s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
     s.cost[c][0] = 400;
     s.cost[c][1] = 100;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // 4 times: still cached
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, nullptr));
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);  // 4 times: still cached
+    EXPECT_EQ(nicoll_stage_way(&s, c, nullptr), NICOLL_WAY_CACHED);
     s.cost[c][1] = 99;
-    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
-    s.copies[c] = 2 * NICOLL_STAGE_PROBE;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // the probe of the other way
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_STREAMING);
+    s.payloads[c] = 2 * NICOLL_STAGE_PROBE;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);  // the probe of the other way
     s.cost[c][1] = 400;
-    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
-    s.copies[c] = 2 * NICOLL_STAGE_PROBE + 1;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
-    EXPECT_FALSE(nicoll_stage_streams(&s, c - 1, read_cost));  // another class: still warming up
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_STREAMING);
+    s.payloads[c] = 2 * NICOLL_STAGE_PROBE + 1;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
+    EXPECT_EQ(nicoll_stage_way(&s, c - 1, read_cost), NICOLL_WAY_CACHED);  // another: warming up
 }
 
 // Once the reader has read payloads of the class copied both ways: whichever way costs less
 // from copy in to copy out, however the copies in alone compare.
 TEST(ShmStage, ThenTheCheaperWayFromCopyInToCopyOut) {
     if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
-    constexpr int c = 3;  // over 1 MiB
+    constexpr int c = NICOLL_STAGE_CLASSES - 1;  // over 2 MiB
     nicoll_stage_t s{};
-    s.copies[c] = NICOLL_STAGE_WARMUP + 1;
+    s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
     s.cost[c][0] = 80;  // cached copies in cheaper...
     s.cost[c][1] = 120;
-    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][2] = {};
-    read_cost[c][0] = 100;  // ...and copies out of them too
-    read_cost[c][1] = 200;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
+    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][NICOLL_WAYS] = {};
+    read_cost[c][NICOLL_WAY_CACHED] = 100;  // ...and copies out of them too
+    read_cost[c][NICOLL_WAY_STREAMING] = 200;
+    read_cost[c][NICOLL_WAY_APART] = 1;  // (apart: only where every process has a core)
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
     s.cost[c][0] = 300;  // cached copies in dearer, but 300 + 100 < 120 + 300
-    read_cost[c][1] = 300;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));
+    read_cost[c][NICOLL_WAY_STREAMING] = 300;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
     s.cost[c][0] = 200;  // 200 + 400 > 120 + 300: far-apart cores, whose lines the copy takes
-    read_cost[c][0] = 400;
-    EXPECT_TRUE(nicoll_stage_streams(&s, c, read_cost));
-    s.copies[c] = 2 * NICOLL_STAGE_PROBE;
-    EXPECT_FALSE(nicoll_stage_streams(&s, c, read_cost));  // the probe of the other way
+    read_cost[c][NICOLL_WAY_CACHED] = 400;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_STREAMING);
+    s.payloads[c] = 2 * NICOLL_STAGE_PROBE;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);  // the probe of the other way
+}
+
+// Where every process has a core, the first payloads take the three ways in turn; then a payload
+// goes apart where the reader's read in place costs less than the cheaper staged way's copy in
+// and copy out together, unless most payloads of its class continue the one before, and the
+// probes take the other two ways in turn.
+TEST(ShmStage, ApartWhereReadingInPlaceCostsLessThanBothCopies) {
+    if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
+    constexpr int c = 4;  // 64-128 KiB
+    nicoll_stage_t s{};
+    s.may_leave_apart = true;
+    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][NICOLL_WAYS] = {};
+    for (int n = 0; n < 6; ++n) {
+        s.payloads[c] = n;
+        EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), n % 3) << "payload " << n;
+    }
+    s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
+    s.cost[c][0] = 100;
+    s.cost[c][1] = 150;
+    read_cost[c][NICOLL_WAY_CACHED] = 100;
+    read_cost[c][NICOLL_WAY_STREAMING] = 100;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);  // not read apart yet
+    read_cost[c][NICOLL_WAY_APART] = 200;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);  // 200 = 100 + 100
+    read_cost[c][NICOLL_WAY_APART] = 199;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_APART);
+    s.payloads[c] = NICOLL_STAGE_PROBE;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_STREAMING);  // probes: the others
+    s.payloads[c] = 2 * NICOLL_STAGE_PROBE;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
+    s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
+    s.continued[c] = s.payloads[c] / 4;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_APART);
+    s.continued[c] += 1;  // mostly a message's next packets, copied in and out at once: staged
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
+    s.continued[c] = 0;
+    s.may_leave_apart = false;  // processes that share cores: staged, whatever it costs
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
 }
 
 // A lazy area grows as chunks reach it and counts what it grows by; a growth that would take the
@@ -280,11 +319,15 @@ TEST(ShmStage, LazyAreaCountsItsGrowthAndStopsAtTheLimit) {
 
 TEST(ShmStage, SizeClasses) {
     EXPECT_EQ(nicoll_stage_class(4001), 0);
-    EXPECT_EQ(nicoll_stage_class(64 << 10), 0);
-    EXPECT_EQ(nicoll_stage_class((64 << 10) + 1), 1);
-    EXPECT_EQ(nicoll_stage_class(256 << 10), 1);
-    EXPECT_EQ(nicoll_stage_class(1 << 20), 2);
-    EXPECT_EQ(nicoll_stage_class((1 << 20) + 1), 3);
+    EXPECT_EQ(nicoll_stage_class(8 << 10), 0);
+    EXPECT_EQ(nicoll_stage_class((8 << 10) + 1), 1);
+    EXPECT_EQ(nicoll_stage_class(16 << 10), 1);
+    EXPECT_EQ(nicoll_stage_class(64 << 10), 3);
+    EXPECT_EQ(nicoll_stage_class((64 << 10) + 1), 4);
+    EXPECT_EQ(nicoll_stage_class(1 << 20), 7);
+    EXPECT_EQ(nicoll_stage_class(2 << 20), 8);
+    EXPECT_EQ(nicoll_stage_class((2 << 20) + 1), NICOLL_STAGE_CLASSES - 1);
+    EXPECT_EQ(nicoll_stage_class(std::size_t{1} << 40), NICOLL_STAGE_CLASSES - 1);
 }
 
 // A copy either way leaves the bytes, whatever the source's alignment and the length's tail,
@@ -299,9 +342,9 @@ TEST(ShmStage, CopiesEitherWayIntact) {
     for (int copy = 0; copy < 6; ++copy) {
         const std::size_t offset = static_cast<std::size_t>(copy) * 7 % 64;
         const std::size_t bytes = 8192 - static_cast<std::size_t>(copy) * 29;
-        const bool streams = nicoll_stage_streams(&s, nicoll_stage_class(bytes), nullptr);
+        const bool streams = NICOLL_STAGE_STREAMING && 1 == copy % 2;
         std::memset(to, 0, sizeof to);
-        EXPECT_EQ(nicoll_stage_copy(&s, to, from + offset, bytes, nullptr), streams);
+        EXPECT_EQ(nicoll_stage_copy(&s, to, from + offset, bytes, streams), streams);
         EXPECT_EQ(std::memcmp(to, from + offset, bytes), 0) << "copy " << copy;
         EXPECT_EQ(to[bytes], 0) << "copy " << copy;
         if (NICOLL_STAGE_STREAMING) {
@@ -320,7 +363,7 @@ TEST(ShmStage, EmptyAreaStartsAgainPastTheRound) {
     alignas(64) static unsigned char area[kBytes];
     static unsigned char payload[kPayload], got[kPayload];
     for (std::size_t i = 0; i < sizeof payload; ++i) payload[i] = static_cast<unsigned char>(i);
-    uint64_t read_cost[NICOLL_STAGE_CLASSES][2] = {};
+    uint64_t read_cost[NICOLL_STAGE_CLASSES][NICOLL_WAYS] = {};
     nicoll_stage_t s{};
     s.area = area;
     s.bytes = kBytes;
