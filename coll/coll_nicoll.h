@@ -175,6 +175,11 @@ extern int nicoll_node_cores, nicoll_node_ranks;
 /* At component open, before MPI_Init's exchange: counts this process among the job's on this
  * machine (coll_nicoll_progress.c). */
 void nicoll_progress_count_in(void);
+/* Whether every process of the job on this machine has a core of its own. */
+static inline bool nicoll_core_each(void)
+{
+    return nicoll_node_cores >= nicoll_node_ranks;
+}
 /* Whether the machine has a core more than the job has processes there: one for a progress
  * thread. */
 static inline bool nicoll_spare_core(void)

@@ -528,7 +528,7 @@ void nicoll_abort_unwaited(nicoll_module_t *m)
  * yield flag late in MPI_Init, after nicoll's set-up: read here.) */
 static unsigned polls_per_progress(void)
 {
-    if (nicoll_node_cores < nicoll_node_ranks) {
+    if (!nicoll_core_each()) {
         return 1;
     }
     return opal_progress_yield_when_idle ? 1024 : 16;

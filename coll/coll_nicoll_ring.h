@@ -240,11 +240,11 @@ typedef struct nicoll_stage {
 /* A payload's size class. */
 static inline int nicoll_stage_class(size_t bytes)
 {
-    int c = 0;
-    for (size_t most = 8u << 10; bytes > most && c + 1 < NICOLL_STAGE_CLASSES; most *= 2) {
-        ++c;
+    if (bytes <= (8u << 10)) {
+        return 0;
     }
-    return c;
+    const int c = 64 - __builtin_clzll((unsigned long long) bytes - 1) - 13; /* log2, rounded up */
+    return c < NICOLL_STAGE_CLASSES ? c : NICOLL_STAGE_CLASSES - 1;
 }
 
 /* In each size class the first payloads take the ways in turn, to measure each; after them, one
@@ -326,9 +326,10 @@ static inline int nicoll_stage_way(const nicoll_stage_t *s, int c,
     for (int w = 0; NULL != read_cost && w < ways; ++w) {
         out[w] = __atomic_load_n(&read_cost[c][w], __ATOMIC_RELAXED);
     }
-    int way = 0 != out[NICOLL_WAY_CACHED] && 0 != out[NICOLL_WAY_STREAMING]
-                  ? in[0] + out[0] > in[1] + out[1]
-                  : in[0] > 4 * in[1];
+    const bool streams = 0 != out[NICOLL_WAY_CACHED] && 0 != out[NICOLL_WAY_STREAMING]
+                             ? in[0] + out[0] > in[1] + out[1]
+                             : in[0] > 4 * in[1];
+    int way = streams ? NICOLL_WAY_STREAMING : NICOLL_WAY_CACHED;
     if (0 != out[NICOLL_WAY_APART] && 0 != out[way] && out[NICOLL_WAY_APART] < in[way] + out[way]) {
         way = NICOLL_WAY_APART;
     }

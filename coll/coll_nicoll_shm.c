@@ -439,7 +439,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->stage = (nicoll_stage_t) {.area = s->stages + (size_t) s->rank * s->stage_bytes,
                                      .bytes = s->stage_bytes,
                                      .streamed = &mca_coll_nicoll_component.stats.streamed,
-                                     .may_leave_apart = nicoll_node_cores >= nicoll_node_ranks,
+                                     .may_leave_apart = nicoll_core_each(),
                                      .lazy = allocated < s->bytes,
                                      .counted = &shared_here,
                                      .limit = budget() / 2};
