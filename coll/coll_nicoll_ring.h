@@ -80,7 +80,8 @@ typedef struct nicoll_shm_chunk {
     uint64_t span;     /* the chunk's bytes, this line included */
     uint64_t unread;   /* receivers yet to copy the payload out (0 in a wrap's gap) */
     uint64_t streamed; /* copied in with streaming stores */
-    char pad[NICOLL_SHM_LINE - 3 * sizeof(uint64_t)];
+    uint64_t cold;     /* where no chunk was before: copies out fault the readers' pages in */
+    char pad[NICOLL_SHM_LINE - 4 * sizeof(uint64_t)];
 } nicoll_shm_chunk_t;
 
 /* A slot: its sequence number, the packet's header, then its payload inline, or where the
@@ -206,12 +207,15 @@ typedef struct nicoll_stage {
     uint64_t cost[NICOLL_STAGE_CLASSES][2];
     uint64_t payloads[NICOLL_STAGE_CLASSES];
     uint64_t continued[NICOLL_STAGE_CLASSES];
-    const unsigned char *last_end; /* where the last payload ended */
+    const unsigned char *last_end; /* where the last payload ended (a message's next packet
+                                    * starts there), and the way it took */
+    int last_way;
     unsigned long long *streamed;
     /* Whether a payload may be left apart where that costs its reader less than staging: only
      * where every process has a core, so that the sender, which waits until its readers have
      * read such a payload, does not wait for them to be scheduled. */
     bool may_leave_apart;
+    size_t touched; /* how far into the area chunks have reached */
     /* 0: the whole area is in memory; 1: only its first `ready` bytes, the rest allocated as
      * chunks reach it; -1: allocating more failed (out of memory): chunks stay below `ready`. */
     int lazy;
@@ -284,13 +288,14 @@ static inline uint64_t nicoll_cost_sample(uint64_t start, size_t bytes)
     return ((nicoll_cost_now() - start) << 10) / (bytes | 1) + 1;
 }
 
-/* A reader: folds the cost of its copy of a payload of `bytes`, which began at `start`, into
- * its ring's `read_cost` for payloads that came `way`. */
+/* A reader: folds the cost of its copy of `bytes`, which began at `start`, into its ring's
+ * `read_cost` for payloads of `payload_bytes` that came `way` (a read in place may take several
+ * packets' payloads at once). */
 static inline void nicoll_stage_note_read(uint64_t (*read_cost)[NICOLL_WAYS], int way,
-                                          size_t bytes, uint64_t start)
+                                          size_t payload_bytes, size_t bytes, uint64_t start)
 {
     if (NICOLL_STAGE_STREAMING) {
-        uint64_t *cost = &read_cost[nicoll_stage_class(bytes)][way];
+        uint64_t *cost = &read_cost[nicoll_stage_class(payload_bytes)][way];
         __atomic_store_n(cost,
                          nicoll_cost_fold(__atomic_load_n(cost, __ATOMIC_RELAXED),
                                           nicoll_cost_sample(start, bytes)),
@@ -304,11 +309,13 @@ static inline void nicoll_stage_note_read(uint64_t (*read_cost)[NICOLL_WAYS], in
  * copies in cost at most 4 times streaming ones (where the cores are close, cached ones cost
  * 0.6-3 times streaming ones and the reader then reads from a cache, not from memory; 4.5-12
  * times where they are far apart). Apart costs no copy in, the reader's read of the sender's
- * buffer (process_vm_readv, a system call that pins the pages) against the two copies; it is a
- * way where it may be taken (may_leave_apart) for payloads that are mostly a message's only
- * packet. A message in several staged packets is copied in and out at once, on two cores,
- * which the costs of single copies do not show (2 ranks far apart, 1 MiB broadcasts in 64 KiB
- * packets: 1.07 of tuned's time staged, 1.16 apart, medians of 4 jobs). */
+ * buffer (process_vm_readv, a system call that pins the pages), where it may be taken
+ * (may_leave_apart). This is for a message's first packet; the next ones go its way
+ * (nicoll_stage_put). A message in one packet pays for both copies; one in several staged
+ * packets is copied in and out at once, on two cores, for about the dearer copy, while its
+ * packets left apart are read together, in one read (shm_poll). So a read in place is weighed
+ * against both copies in a size class whose payloads are mostly a message's only packet, and
+ * against the dearer one where they mostly continue the one before. */
 static inline int nicoll_stage_way(const nicoll_stage_t *s, int c,
                                    const uint64_t (*read_cost)[NICOLL_WAYS])
 {
@@ -316,8 +323,7 @@ static inline int nicoll_stage_way(const nicoll_stage_t *s, int c,
         return NICOLL_WAY_CACHED;
     }
     const uint64_t payloads = s->payloads[c];
-    const bool may_leave_apart = s->may_leave_apart && 4 * s->continued[c] <= payloads;
-    const int ways = may_leave_apart ? NICOLL_WAYS : NICOLL_WAY_APART;
+    const int ways = s->may_leave_apart ? NICOLL_WAYS : NICOLL_WAY_APART;
     if (payloads < NICOLL_STAGE_WARMUP) {
         return (int) (payloads % (uint64_t) ways);
     }
@@ -330,7 +336,10 @@ static inline int nicoll_stage_way(const nicoll_stage_t *s, int c,
                              ? in[0] + out[0] > in[1] + out[1]
                              : in[0] > 4 * in[1];
     int way = streams ? NICOLL_WAY_STREAMING : NICOLL_WAY_CACHED;
-    if (0 != out[NICOLL_WAY_APART] && 0 != out[way] && out[NICOLL_WAY_APART] < in[way] + out[way]) {
+    const uint64_t staged = 4 * s->continued[c] <= payloads ? in[way] + out[way]
+                            : in[way] > out[way]            ? in[way]
+                                                            : out[way];
+    if (0 != out[NICOLL_WAY_APART] && 0 != out[way] && out[NICOLL_WAY_APART] < staged) {
         way = NICOLL_WAY_APART;
     }
     if (0 == payloads % NICOLL_STAGE_PROBE) { /* another way: the others in turn */
@@ -340,9 +349,11 @@ static inline int nicoll_stage_way(const nicoll_stage_t *s, int c,
 }
 
 /* The owner: copies `bytes` to `to` (in its area), with streaming stores if `streams`, and folds
- * the copy's cost into that way's; whether it streamed. */
+ * the copy's cost into that way's, unless `to` is `cold` (where no chunk was before: its first
+ * copies cost page faults, and would set the way's cost far above what it costs from then on);
+ * whether it streamed. */
 static inline bool nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *from, size_t bytes,
-                                     bool streams)
+                                     bool streams, bool cold)
 {
 #if NICOLL_STAGE_STREAMING
     const int c = nicoll_stage_class(bytes);
@@ -367,11 +378,15 @@ static inline bool nicoll_stage_copy(nicoll_stage_t *s, void *to, const void *fr
     } else {
         memcpy(to, from, bytes);
     }
-    s->cost[c][streams] = nicoll_cost_fold(s->cost[c][streams], nicoll_cost_sample(start, bytes));
+    if (!cold) {
+        s->cost[c][streams] =
+            nicoll_cost_fold(s->cost[c][streams], nicoll_cost_sample(start, bytes));
+    }
     return streams;
 #else
     (void) s;
     (void) streams;
+    (void) cold;
     memcpy(to, from, bytes);
     return false;
 #endif
@@ -392,7 +407,8 @@ static inline nicoll_shm_chunk_t *nicoll_stage_staged(unsigned char *area, size_
 }
 
 /* A reader: copies the payload out, folds the copy's cost into `read_cost` (its ring's, which
- * it alone writes), and is done with the payload (at 0 readers the owner frees it). */
+ * it alone writes) unless the chunk is cold, and is done with the payload (at 0 readers the owner
+ * frees it). */
 static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t staged,
                                      void *to, size_t payload_bytes,
                                      uint64_t (*read_cost)[NICOLL_WAYS])
@@ -400,7 +416,9 @@ static inline void nicoll_stage_read(unsigned char *area, size_t bytes, uint64_t
     nicoll_shm_chunk_t *c = nicoll_stage_staged(area, bytes, staged);
     const uint64_t start = nicoll_cost_now();
     memcpy(to, c + 1, payload_bytes);
-    nicoll_stage_note_read(read_cost, 0 != c->streamed, payload_bytes, start);
+    if (0 == c->cold) {
+        nicoll_stage_note_read(read_cost, 0 != c->streamed, payload_bytes, payload_bytes, start);
+    }
     __atomic_fetch_sub(&c->unread, 1, __ATOMIC_RELEASE);
 }
 
@@ -476,10 +494,12 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
     }
     s->shared = NULL; /* the chunk may be freed below */
     const int size_class = nicoll_stage_class(bytes);
-    const int way = nicoll_stage_way(s, size_class, read_cost);
+    const int way = payload == s->last_end ? s->last_way /* a message's next packet */
+                                           : nicoll_stage_way(s, size_class, read_cost);
     ++s->payloads[size_class];
     s->continued[size_class] += payload == s->last_end;
     s->last_end = (const unsigned char *) payload + bytes;
+    s->last_way = way;
     if (NICOLL_WAY_APART == way) {
         return 0;
     }
@@ -509,7 +529,9 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
     nicoll_shm_chunk_t *c = nicoll_stage_chunk(s->area, s->bytes, place);
     c->span = span;
     c->unread = 1;
-    c->streamed = nicoll_stage_copy(s, c + 1, payload, bytes, NICOLL_WAY_STREAMING == way);
+    c->cold = place + span > s->touched;
+    s->touched = c->cold ? place + span : s->touched;
+    c->streamed = nicoll_stage_copy(s, c + 1, payload, bytes, NICOLL_WAY_STREAMING == way, c->cold);
     s->head += span;
     s->shared = payload;
     s->shared_bytes = bytes;

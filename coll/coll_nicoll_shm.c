@@ -82,6 +82,16 @@
 /* A copy of a payload the engine placed nowhere, up to this size, is kept for the next one. */
 #define NICOLL_SHM_KEEP_COPY (1u << 20)
 
+/* Payloads a receiver read from a peer's memory ahead of their packets, together with the
+ * packet before them (where nicsim_group_place gave it room): `local` and `remote`, where the
+ * next of them is in our memory and was in the peer's, for the packets before ring index
+ * `until`. */
+typedef struct nicoll_shm_ahead {
+    unsigned char *local;
+    uint64_t remote;
+    uint64_t until;
+} nicoll_shm_ahead_t;
+
 /* A rank's doorbell: its progress thread waits on `rung` (a futex) once it said `sleeping`. */
 typedef struct nicoll_shm_bell {
     uint32_t rung;
@@ -104,6 +114,7 @@ struct nicoll_shm {
                             * peer reads from our memory, 0 when it has read them all */
     int apart_peers;       /* peers with a non-zero apart_until */
     uint64_t *taken;       /* [size] the ring from each peer: slots we consumed */
+    nicoll_shm_ahead_t *ahead; /* [size] ... and payloads read ahead from it */
     int next_peer;         /* where the next poll starts, so every ring is served in turn */
     unsigned char *stages; /* every rank's staging area, `stage_bytes` each (none when 0) */
     size_t stage_bytes;
@@ -265,6 +276,7 @@ static void unmap(nicoll_shm_t *s)
     free(s->tail_seen);
     free(s->apart_until);
     free(s->taken);
+    free(s->ahead);
     free(s->may_sleep);
     free(s->copy);
     free(s);
@@ -371,11 +383,13 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
         s->tail_seen = calloc((size_t) size, sizeof(*s->tail_seen));
         s->apart_until = calloc((size_t) size, sizeof(*s->apart_until));
         s->taken = calloc((size_t) size, sizeof(*s->taken));
+        s->ahead = calloc((size_t) size, sizeof(*s->ahead));
     }
     const bool alone = 1 == size; /* no peer on this node: nothing to map */
     bool ok = NULL != hello && size > 0 &&
               (alone || (NULL != s->pids && NULL != s->sent_head && NULL != s->tail_seen &&
-                         NULL != s->apart_until && NULL != s->taken && NULL != s->may_sleep &&
+                         NULL != s->apart_until && NULL != s->taken && NULL != s->ahead &&
+                         NULL != s->may_sleep &&
                          rings_fit));
     /* A rank without its tables (or room for every rank's hello) cannot join what follows; one
      * that the segment would take over its share of the node's memory for nicoll (budget())
@@ -579,22 +593,46 @@ static bool shm_sent(nicoll_transport_t *t)
     return 0 == s->apart_peers;
 }
 
+/* Reads `bytes` at `remote` in process `pid` to `to`. */
+static bool read_in_place(pid_t pid, void *to, uint64_t remote, size_t bytes)
+{
+    /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
+    for (size_t done = 0; done < bytes;) {
+        struct iovec local = {(char *) to + done, bytes - done};
+        struct iovec far = {(char *) (uintptr_t) remote + done, bytes - done};
+        ssize_t n = process_vm_readv(pid, &local, 1, &far, 1, 0);
+        if (n <= 0) {
+            if (n < 0 && EINTR == errno) {
+                continue;
+            }
+            return false;
+        }
+        done += (size_t) n;
+    }
+    return true;
+}
+
 /* Reads a payload that is not in its slot (staged, or apart in `src`'s memory) into where the
  * engine places it (an early one too: into the engine's own memory), or into a copy of ours
- * where the engine places it nowhere. `r`: the ring it came by, from `src`. */
+ * where the engine places it nowhere. `r`: the ring it came by, from `src`. A payload apart
+ * takes with it those of the packets after it that are in the ring already and continue it,
+ * in `src`'s memory and in the room the engine gives it: one system call for a message's
+ * packets, as for one packet. */
 NICOLL_HOT_PATH
 static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int src,
                                   nicoll_shm_ring_t *r, const nicoll_shm_slot_t *in, void **at)
 {
-    size_t bytes;
-    nicsim_status_t st = nicsim_group_place(group, s->local[src], in->header, at, &bytes);
+    size_t bytes, room;
+    nicsim_status_t st = nicsim_group_place(group, s->local[src], in->header, at, &bytes, &room);
     if (NICSIM_OK != st) {
         return st;
     }
     if (bytes != in->payload_bytes) {
         return NICSIM_ERR_PROTOCOL;
     }
-    if (NULL == *at) {
+    const bool placed = NULL != *at;
+    if (!placed) {
+        room = bytes;
         if (s->copy_bytes < bytes) {
             free(s->copy);
             s->copy = malloc(bytes);
@@ -610,21 +648,28 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
                           *at, bytes, r->read_cost);
         return NICSIM_OK;
     }
-    /* process_vm_readv moves at most about 2 GiB per call, and may move less: loop. */
-    const uint64_t start = nicoll_cost_now();
-    for (size_t done = 0; done < bytes;) {
-        struct iovec local = {(char *) *at + done, bytes - done};
-        struct iovec remote = {(char *) (uintptr_t) in->remote + done, bytes - done};
-        ssize_t n = process_vm_readv(s->pids[src], &local, 1, &remote, 1, 0);
-        if (n <= 0) {
-            if (n < 0 && EINTR == errno) {
-                continue;
-            }
-            return NICSIM_ERR_TRANSPORT;
-        }
-        done += (size_t) n;
+    nicoll_shm_ahead_t *ahead = &s->ahead[src];
+    const uint64_t index = s->taken[src];
+    if (index < ahead->until && placed && *at == ahead->local && in->remote == ahead->remote) {
+        ahead->local += bytes; /* read with a packet before it */
+        ahead->remote += bytes;
+        return NICSIM_OK;
     }
-    nicoll_stage_note_read(r->read_cost, NICOLL_WAY_APART, bytes, start);
+    size_t run = bytes;
+    uint64_t until = index + 1;
+    for (const nicoll_shm_slot_t *next;
+         until - index < (uint64_t) s->slots &&
+         NULL != (next = nicoll_ring_peek(r, s->slots, until)) &&
+         next->remote == in->remote + run && next->payload_bytes <= room - run;
+         ++until) {
+        run += next->payload_bytes;
+    }
+    const uint64_t start = nicoll_cost_now();
+    if (!read_in_place(s->pids[src], *at, in->remote, run)) {
+        return NICSIM_ERR_TRANSPORT;
+    }
+    nicoll_stage_note_read(r->read_cost, NICOLL_WAY_APART, bytes, run, start);
+    *ahead = (nicoll_shm_ahead_t){(unsigned char *) *at + bytes, in->remote + bytes, until};
     return NICSIM_OK;
 }
 

@@ -737,7 +737,7 @@ static nicsim_status_t post_payload_recv_copy(nicoll_transport_t *t)
 static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const void *header)
 {
     void *at;
-    nicsim_status_t s = nicsim_group_place(t->group, src, header, &at, &t->payload_bytes);
+    nicsim_status_t s = nicsim_group_place(t->group, src, header, &at, &t->payload_bytes, NULL);
     if (NICSIM_OK != s || 0 == t->payload_bytes) {
         return s; /* a header-only packet: nothing follows */
     }

@@ -593,7 +593,7 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
 {
     size_t bytes;
     void *at;
-    nicsim_status_t s = nicsim_group_place(u->t->group, a->h.src, a->h.packet, &at, &bytes);
+    nicsim_status_t s = nicsim_group_place(u->t->group, a->h.src, a->h.packet, &at, &bytes, NULL);
     if (NICSIM_OK == s && bytes != a->bytes) {
         s = NICSIM_ERR_PROTOCOL;
     }

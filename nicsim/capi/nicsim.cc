@@ -226,19 +226,23 @@ nicsim_status_t nicsim_group_deliver(nicsim_group_t* group, int src, const void*
 
 NICSIM_HOT_PATH
 nicsim_status_t nicsim_group_place(nicsim_group_t* group, int src, const void* header, void** at,
-                                   size_t* payload_bytes) {
+                                   size_t* payload_bytes, size_t* room) {
     if (group == nullptr || header == nullptr || at == nullptr || payload_bytes == nullptr) {
         return NICSIM_ERR_INVALID;
     }
     *at = nullptr;
     *payload_bytes = 0;
+    if (room != nullptr) *room = 0;
     const auto h = nicsim::PacketHeader::decode_header(
         {static_cast<const std::byte*>(header), nicsim::PacketHeader::kBytes});
     if (!h) return NICSIM_ERR_PROTOCOL;
     *payload_bytes = h->payload_bytes;
     return guarded([&] {
         const auto place = group->agent.placement(src, *h);
-        if (!place.empty()) *at = place.data();
+        if (place.empty()) return Status::ok;
+        if (place.size() < h->payload_bytes) return Status::protocol;
+        *at = place.data();
+        if (room != nullptr) *room = place.size();
         return Status::ok;
     });
 }

@@ -63,7 +63,7 @@ bool BcastOp::expects(Rank src, const PacketHeader& header) const {
 NICSIM_HOT_PATH
 std::span<std::byte> BcastOp::placement(Rank src, const PacketHeader& header) {
     if (message_.empty() || !expects(src, header)) return {};
-    return message_.subspan(next_ * mtu_, header.payload_bytes);
+    return message_.subspan(next_ * mtu_);  // the rest of the message comes from the parent
 }
 
 NICSIM_HOT_PATH

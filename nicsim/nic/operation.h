@@ -37,7 +37,9 @@ public:
     // Where the payload of the packet `header` announces belongs, if it is this collective's
     // next packet from `src` and its bytes are one run of the collective's buffer: a fabric that
     // receives payloads apart from headers puts it there, and on_packet() finds it in place.
-    // Empty otherwise (the fabric receives it anywhere and on_packet() copies it).
+    // Empty otherwise (the fabric receives it anywhere and on_packet() copies it). It may run on
+    // past the payload, over the bytes the next packets from `src` fill in order, each where the
+    // one before ended: the fabric may receive them there ahead.
     virtual std::span<std::byte> placement(Rank /*src*/, const PacketHeader& /*header*/) {
         return {};
     }

@@ -239,8 +239,7 @@ TEST(ShmStage, ThenTheCheaperWayFromCopyInToCopyOut) {
 
 // Where every process has a core, the first payloads take the three ways in turn; then a payload
 // goes apart where the reader's read in place costs less than the cheaper staged way's copy in
-// and copy out together, unless most payloads of its class continue the one before, and the
-// probes take the other two ways in turn.
+// and copy out together, and the probes take the other two ways in turn.
 TEST(ShmStage, ApartWhereReadingInPlaceCostsLessThanBothCopies) {
     if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
     constexpr int c = 4;  // 64-128 KiB
@@ -266,11 +265,6 @@ TEST(ShmStage, ApartWhereReadingInPlaceCostsLessThanBothCopies) {
     s.payloads[c] = 2 * NICOLL_STAGE_PROBE;
     EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
     s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
-    s.continued[c] = s.payloads[c] / 4;
-    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_APART);
-    s.continued[c] += 1;  // mostly a message's next packets, copied in and out at once: staged
-    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
-    s.continued[c] = 0;
     s.may_leave_apart = false;  // processes that share cores: staged, whatever it costs
     EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
 }
@@ -344,7 +338,7 @@ TEST(ShmStage, CopiesEitherWayIntact) {
         const std::size_t bytes = 8192 - static_cast<std::size_t>(copy) * 29;
         const bool streams = NICOLL_STAGE_STREAMING && 1 == copy % 2;
         std::memset(to, 0, sizeof to);
-        EXPECT_EQ(nicoll_stage_copy(&s, to, from + offset, bytes, streams), streams);
+        EXPECT_EQ(nicoll_stage_copy(&s, to, from + offset, bytes, streams, false), streams);
         EXPECT_EQ(std::memcmp(to, from + offset, bytes), 0) << "copy " << copy;
         EXPECT_EQ(to[bytes], 0) << "copy " << copy;
         if (NICOLL_STAGE_STREAMING) {
@@ -384,3 +378,30 @@ TEST(ShmStage, EmptyAreaStartsAgainPastTheRound) {
 }
 
 }  // namespace
+
+// A message's next packets (each payload starting where the last ended) go the way its first
+// went, whatever the costs say, so that its packets left apart are read together.
+TEST(ShmStage, AMessagesNextPacketsGoItsFirstsWay) {
+    if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
+    constexpr std::size_t kBytes = NICOLL_STAGE_ROUND, kPacket = 64 << 10;
+    alignas(64) static unsigned char area[kBytes];
+    static unsigned char message[4 * kPacket];
+    const int c = nicoll_stage_class(kPacket);
+    std::uint64_t read_cost[NICOLL_STAGE_CLASSES][NICOLL_WAYS] = {};
+    nicoll_stage_t s{};
+    s.area = area;
+    s.bytes = kBytes;
+    s.may_leave_apart = true;
+    s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
+    s.cost[c][0] = s.cost[c][1] = 100;
+    read_cost[c][NICOLL_WAY_CACHED] = read_cost[c][NICOLL_WAY_STREAMING] = 100;
+    read_cost[c][NICOLL_WAY_APART] = 150;  // apart: cheaper than both copies
+    EXPECT_EQ(nicoll_stage_put(&s, message, kPacket, read_cost), 0u);
+    read_cost[c][NICOLL_WAY_APART] = 250;  // now dearer, but the message goes on apart
+    for (std::size_t at = kPacket; at < sizeof message; at += kPacket) {
+        EXPECT_EQ(nicoll_stage_put(&s, message + at, kPacket, read_cost), 0u) << at;
+    }
+    EXPECT_NE(nicoll_stage_put(&s, message, kPacket, read_cost), 0u);  // a new message: staged
+    nicoll_stage_forget(&s);
+    EXPECT_NE(nicoll_stage_put(&s, message + kPacket, kPacket, read_cost), 0u);  // and its next
+}

@@ -114,9 +114,12 @@ nicsim_status_t nicsim_group_deliver(nicsim_group_t *group, int src, const void 
  * of the engine's own, where the engine keeps it until then; NULL when the engine places it
  * nowhere (receive it anywhere). Receive the payload there, then nicsim_group_deliver() the
  * header with it, before placing the next packet from `src`. Every packet from `src` before this
- * one must have been delivered. */
+ * one must have been delivered. Unless `room` is NULL, sets *room to the bytes from *at on that
+ * the collective's next packets from `src` fill in order, each placed where the one before
+ * ended (a broadcast's rest of the message; else *payload_bytes, or 0 with no place): a transport
+ * may receive those packets' payloads there ahead, with this one's. */
 nicsim_status_t nicsim_group_place(nicsim_group_t *group, int src, const void *header, void **at,
-                                   size_t *payload_bytes);
+                                   size_t *payload_bytes, size_t *room);
 
 /* Offers queued packets to the transport again. Returns NICSIM_OK when none is left,
  * NICSIM_IN_PROGRESS while some still wait, or the transport error, which fails every collective

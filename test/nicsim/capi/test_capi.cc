@@ -101,7 +101,8 @@ TEST(CApi, RejectsBadArguments) {
     EXPECT_EQ(nicsim_group_deliver(group, 1, junk, nullptr, 0), NICSIM_ERR_PROTOCOL);
     void* at = nullptr;
     size_t payload_bytes = 0;
-    EXPECT_EQ(nicsim_group_place(group, 1, junk, &at, &payload_bytes), NICSIM_ERR_PROTOCOL);
+    EXPECT_EQ(nicsim_group_place(group, 1, junk, &at, &payload_bytes, nullptr),
+              NICSIM_ERR_PROTOCOL);
     EXPECT_EQ(nicsim_request_test(nullptr), NICSIM_ERR_INVALID);
     nicsim_request_free(nullptr);
     nicsim_group_free(group);
@@ -262,15 +263,19 @@ TEST(CApi, ABroadcastsPayloadsArePlacedInTheReceiversBuffer) {
     void* at = nullptr;
     size_t payload_bytes = 0;
     Mailbox::Packet first = box[0].packets[0];
-    ASSERT_EQ(nicsim_group_place(group[1], 0, first.bytes.data(), &at, &payload_bytes), NICSIM_OK);
+    size_t room = 0;
+    ASSERT_EQ(nicsim_group_place(group[1], 0, first.bytes.data(), &at, &payload_bytes, &room),
+              NICSIM_OK);
     ASSERT_NE(at, nullptr);
     EXPECT_EQ(payload_bytes, 300u);
+    EXPECT_EQ(room, 300u);  // the engine's room holds this payload only
     std::memcpy(at, first.bytes.data() + NICSIM_HEADER_BYTES, payload_bytes);
     ASSERT_EQ(nicsim_group_deliver(group[1], 0, first.bytes.data(), at, payload_bytes), NICSIM_OK);
     ASSERT_EQ(nicsim_bcast_post(group[1], kbinomial, 0, 0, got.data(), got.size(), 300, &request[1]),
               NICSIM_OK);
 
-    // The others are placed at their offsets, then delivered from there.
+    // The others are placed at their offsets, then delivered from there; each place runs on to
+    // the message's end, which the packets that follow fill in order.
     for (size_t next = 1, offset = 300; offset < got.size(); ++next, offset += 300) {
         for (const auto& credit : box[1].packets) {
             ASSERT_EQ(nicsim_group_deliver(group[0], 1, credit.bytes.data(), nullptr, 0), NICSIM_OK);
@@ -278,8 +283,10 @@ TEST(CApi, ABroadcastsPayloadsArePlacedInTheReceiversBuffer) {
         box[1].packets.clear();
         ASSERT_GT(box[0].packets.size(), next);
         const Mailbox::Packet& p = box[0].packets[next];
-        ASSERT_EQ(nicsim_group_place(group[1], 0, p.bytes.data(), &at, &payload_bytes), NICSIM_OK);
+        ASSERT_EQ(nicsim_group_place(group[1], 0, p.bytes.data(), &at, &payload_bytes, &room),
+                  NICSIM_OK);
         ASSERT_EQ(at, got.data() + offset);
+        EXPECT_EQ(room, got.size() - offset);
         std::memcpy(at, p.bytes.data() + NICSIM_HEADER_BYTES, payload_bytes);
         ASSERT_EQ(nicsim_group_deliver(group[1], 0, p.bytes.data(), at, payload_bytes), NICSIM_OK);
     }
@@ -319,7 +326,8 @@ TEST(CApi, EarlyPayloadsAreReceivedIntoRoomsThatTheEngineReuses) {
         box[0].packets.clear();
         void* at = nullptr;
         size_t payload_bytes = 0;
-        ASSERT_EQ(nicsim_group_place(group[1], 0, p.bytes.data(), &at, &payload_bytes), NICSIM_OK);
+        ASSERT_EQ(nicsim_group_place(group[1], 0, p.bytes.data(), &at, &payload_bytes, nullptr),
+                  NICSIM_OK);
         ASSERT_NE(at, nullptr);
         ASSERT_EQ(payload_bytes, sent.size());
         if (0 == round) first_room = at;
