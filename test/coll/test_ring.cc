@@ -239,7 +239,8 @@ TEST(ShmStage, ThenTheCheaperWayFromCopyInToCopyOut) {
 
 // Where every process has a core, the first payloads take the three ways in turn; then a payload
 // goes apart where the reader's read in place costs less than the cheaper staged way's copy in
-// and copy out together, and the probes take the other two ways in turn.
+// and copy out together, unless most payloads of its class continue the one before, and the
+// probes take the other two ways in turn.
 TEST(ShmStage, ApartWhereReadingInPlaceCostsLessThanBothCopies) {
     if (!NICOLL_STAGE_STREAMING) GTEST_SKIP() << "no streaming stores on this architecture";
     constexpr int c = 4;  // 64-128 KiB
@@ -265,6 +266,11 @@ TEST(ShmStage, ApartWhereReadingInPlaceCostsLessThanBothCopies) {
     s.payloads[c] = 2 * NICOLL_STAGE_PROBE;
     EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
     s.payloads[c] = NICOLL_STAGE_WARMUP + 1;
+    s.continued[c] = s.payloads[c] / 4;
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_APART);
+    s.continued[c] += 1;  // mostly a message's next packets, copied in and out at once: staged
+    EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
+    s.continued[c] = 0;
     s.may_leave_apart = false;  // processes that share cores: staged, whatever it costs
     EXPECT_EQ(nicoll_stage_way(&s, c, read_cost), NICOLL_WAY_CACHED);
 }
