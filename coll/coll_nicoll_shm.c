@@ -688,6 +688,15 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
         for (;;) {
             const nicoll_shm_slot_t *in = nicoll_ring_peek(r, s->slots, s->taken[src]);
             if (NULL == in) {
+                /* Ask for the slot's other lines too, while waiting: the sender writes them
+                 * before the line that publishes them, so the packet's lines then cross from
+                 * its core together rather than one after the other once it is seen (2 ranks
+                 * whose cores pass a line in 240 ns, MPI_Allgather of 16-256 B: 1.11-1.13 of
+                 * coll/tuned's time with the first line alone, 0.91-0.94 with the others). */
+                const char *next = (const char *) nicoll_ring_slot(r, s->slots, s->taken[src]);
+                for (int line = 1; line < NICOLL_RING_SLOT_BYTES / NICOLL_SHM_LINE; ++line) {
+                    __builtin_prefetch(next + line * NICOLL_SHM_LINE);
+                }
                 break;
             }
             const void *payload;
