@@ -80,6 +80,8 @@ typedef struct nicoll_stats {
     unsigned long long offloaded; /* nonblocking collectives over with no MPI call after their
                                    * start (coll_nicoll_offloaded) */
     unsigned long long streamed;  /* payloads staged in shared memory with streaming stores */
+    unsigned long long read_in_place; /* payloads read from a peer's memory (process_vm_readv) */
+    unsigned long long in_place_reads; /* ... in that many reads: a message's packets together */
     /* calls (blocking and nonblocking) posted with each algorithm, by nicsim_collective_t and
      * algorithm index: which algorithm the tuning decisions made run */
     unsigned long long algorithm[3][NICOLL_MAX_ALGORITHMS];

@@ -282,6 +282,14 @@ static void register_pvars(const mca_base_component_t *c)
                   "payloads this process staged in shared memory with streaming stores, which it "
                   "takes while cached ones cost over 4 times as much (cores far apart)",
                   &s->streamed);
+    register_pvar(c, "read_in_place",
+                  "payloads this process read from a peer's memory over shared memory "
+                  "(process_vm_readv), rather than from the peer's staging area",
+                  &s->read_in_place);
+    register_pvar(c, "in_place_reads",
+                  "the reads (process_vm_readv) that took coll_nicoll_read_in_place's payloads: "
+                  "fewer where a message's packets were read together",
+                  &s->in_place_reads);
     /* coll_nicoll_<collective>_<algorithm>_calls, e.g. coll_nicoll_bcast_chain_calls */
     static const char *const tables[3] = {"barrier", "bcast", "allgather"};
     for (int t = 0; t < 3; ++t) {
@@ -424,9 +432,10 @@ static void print_stats(void)
                     s->coll[i].fallbacks);
     }
     opal_output(0, "nicoll: stats rank %u packets: sent %llu received %llu forwarded %llu "
-                "credit stalls %llu; offloaded collectives %llu; streamed payloads %llu", rank,
+                "credit stalls %llu; offloaded collectives %llu; streamed payloads %llu; "
+                "payloads read in place %llu in %llu reads", rank,
                 s->packets_sent, s->packets_received, s->packets_forwarded, s->credit_stalls,
-                s->offloaded, s->streamed);
+                s->offloaded, s->streamed, s->read_in_place, s->in_place_reads);
     for (int t = 0; t < 3; ++t) {
         char line[256] = "";
         for (int a = 0, used = 0; a < nicsim_algorithm_count(t) && a < NICOLL_MAX_ALGORITHMS; ++a) {

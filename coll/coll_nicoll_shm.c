@@ -648,6 +648,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
                           *at, bytes, r->read_cost);
         return NICSIM_OK;
     }
+    ++mca_coll_nicoll_component.stats.read_in_place;
     nicoll_shm_ahead_t *ahead = &s->ahead[src];
     const uint64_t index = s->taken[src];
     if (index < ahead->until && placed && *at == ahead->local && in->remote == ahead->remote) {
@@ -664,6 +665,7 @@ static nicsim_status_t read_apart(nicoll_shm_t *s, nicsim_group_t *group, int sr
          ++until) {
         run += next->payload_bytes;
     }
+    ++mca_coll_nicoll_component.stats.in_place_reads;
     const uint64_t start = nicoll_cost_now();
     if (!read_in_place(s->pids[src], *at, in->remote, run)) {
         return NICSIM_ERR_TRANSPORT;
