@@ -112,7 +112,8 @@ mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 2 \
     "$top_builddir/test/mpi/test_coll" --sections blocking,nonblocking --large 1000000 >"$log" 2>&1
 status=$?
 test_coll_ran "$log"
-echo "# coll_nicoll_shm_limit 1, 64 KiB packets: test_coll $passed of ${checks:-?} checks passed, exit $status"
+echo "# coll_nicoll_shm_limit 1, 64 KiB packets: test_coll $passed of ${checks:-?} checks passed," \
+    "exit $status"
 grep 'payloads read in place' "$log" | sed 's/.*stats rank/# rank/'
 check "coll_nicoll_shm_limit 1 on 2 ranks, 64 KiB packets: every test_coll check passes" all_passed
 check "... a rank read several payloads in place in one read" \
