@@ -8,6 +8,7 @@
  */
 #include "coll_nicoll.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -440,6 +441,28 @@ bool nicoll_requests_rung(void)
     return true;
 }
 
+/* How many times a collective waiting on `t` polls its rings per yield: per call to Open MPI's
+ * progress in a blocking wait, and per yield that nicoll's callback lets MPI_Wait make. (Once
+ * where a peer is reached through the PML or UCX: see nicoll_start.) Yielding when idle (mpi_yield_when_idle, on by itself on an oversubscribed
+ * node), every such call that finds nothing is a sched_yield, and a packet that lands meanwhile
+ * waits for it to return. Where the processes share cores, the yield gives the core to a peer
+ * that needs it: yield after every poll, as tuned's waits do. Where each has a core, there is no
+ * one to give it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB
+ * broadcasts 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; later, 4
+ * paired jobs: 1-64 B broadcasts 0.95-0.97 us polling 1024 rounds, 1.61-1.65 at most sizes
+ * polling 64, the sizes whose packet came during the yield in that job, tuned's 0.97-0.98. 4
+ * oversubscribed ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64; nicoll-bench --paired,
+ * 4 jobs in each loop, its ratio to tuned's time a median of 1.16 polling 16 and 1.04 polling
+ * once, the 1 B-1 MiB broadcasts and allgathers within the jobs' spread.) (Open MPI sets its
+ * yield flag late in MPI_Init, after nicoll's set-up: read here.) */
+static unsigned polls_per_progress(const nicoll_transport_t *t)
+{
+    if (t->pml_peers > 0 || NULL != t->ucx || !nicoll_core_each()) {
+        return 1;
+    }
+    return opal_progress_yield_when_idle ? 1024 : 16;
+}
+
 /* Open MPI's progress callback: tests the nonblocking collectives and completes those done. In
  * thread mode, where the thread holds the lock, it waits for it: the thread lets go between
  * rounds once a caller waits. Returning at once instead had a caller in MPI_Wait spin on a core
@@ -456,8 +479,11 @@ static int progress(void)
     caller_back(true);
     const unsigned long long moved_before = nicoll_packets_moved();
     nicoll_request_t *done = NULL, **done_tail = &done;
+    unsigned polls = UINT_MAX; /* the rounds between yields that every waiting one allows */
     for (nicoll_request_t **link = &active_head; NULL != *link;) {
         nicoll_request_t *req = *link;
+        const unsigned allows = polls_per_progress(&req->module->transport);
+        polls = allows < polls ? allows : polls;
         nicsim_status_t s = test(req);
         if (NICSIM_IN_PROGRESS == s ||
             (NICSIM_OK != s && !nicoll_transport_settled(&req->module->transport))) {
@@ -489,8 +515,17 @@ static int progress(void)
         ompi_request_complete(&done->super, true);
     }
     /* Packets moved count as events: Open MPI yields the core (mpi_yield_when_idle) after a
-     * progress round that reports none, and a collective whose packets flow is not idle. */
-    return completed + moved;
+     * progress round that reports none, and a collective whose packets flow is not idle. A round
+     * that found nothing counts as one too, but for one in polls_per_progress(): a caller
+     * waiting in MPI_Wait then yields as seldom as a blocking collective's wait (2 ranks
+     * yielding, 4 paired jobs, MPI_Ibcast of 64 B-2 KiB: 0.66-1.02 of coll/tuned's time against
+     * 1.01-1.25 yielding every round; OSU's loop 0.68-0.71 against 0.86-1.00). */
+    static unsigned idle; /* rounds since one moved a packet or yielded */
+    if (completed + moved > 0 || ++idle >= polls) {
+        idle = 0;
+        return completed + moved;
+    }
+    return 1;
 }
 
 nicsim_status_t nicoll_abort(nicoll_module_t *m, nicsim_status_t why, nicsim_request_t **engine)
@@ -511,27 +546,6 @@ void nicoll_abort_unwaited(nicoll_module_t *m)
     if (NICSIM_OK == nicoll_abort(m, NICSIM_ERR_NO_MEMORY, &engine)) {
         nicsim_request_free(engine); /* its packets leave as the group progresses */
     }
-}
-
-/* How many times a blocking collective waiting on shared memory polls its rings per call to
- * Open MPI's progress. Yielding when idle (mpi_yield_when_idle, on by itself on an oversubscribed
- * node), every such call that finds nothing is a sched_yield, and a packet that lands meanwhile
- * waits for it to return. Where the processes share cores, the yield gives the core to a peer
- * that needs it: yield after every poll, as tuned's waits do. Where each has a core, there is no
- * one to give it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB
- * broadcasts 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; later, 4
- * paired jobs: 1-64 B broadcasts 0.95-0.97 us polling 1024 rounds, 1.61-1.65 at most sizes
- * polling 64, the sizes whose packet came during the yield in that job, tuned's 0.97-0.98. 4
- * oversubscribed ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64; nicoll-bench --paired,
- * 4 jobs in each loop, its ratio to tuned's time a median of 1.16 polling 16 and 1.04 polling
- * once, the 1 B-1 MiB broadcasts and allgathers within the jobs' spread.) (Open MPI sets its
- * yield flag late in MPI_Init, after nicoll's set-up: read here.) */
-static unsigned polls_per_progress(void)
-{
-    if (!nicoll_core_each()) {
-        return 1;
-    }
-    return opal_progress_yield_when_idle ? 1024 : 16;
 }
 
 /* A blocking collective failed: waits until its buffer is the caller's again
@@ -579,7 +593,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         while (NICSIM_IN_PROGRESS == (s = test(req))) {
             nicoll_release_retired(t); /* while the packets are on their way */
             if (0 == every) {
-                every = left = t->pml_peers > 0 || NULL != t->ucx ? 1 : polls_per_progress();
+                every = left = polls_per_progress(t);
             }
             if (0 == --left) {
                 nicoll_unlock(); /* (nicoll's callback, and other components, take it) */
