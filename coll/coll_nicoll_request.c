@@ -442,19 +442,20 @@ bool nicoll_requests_rung(void)
 }
 
 /* How many times a collective waiting on `t` polls its rings per yield: per call to Open MPI's
- * progress in a blocking wait, and per yield that nicoll's callback lets MPI_Wait make. (Once
- * where a peer is reached through the PML or UCX: see nicoll_start.) Yielding when idle (mpi_yield_when_idle, on by itself on an oversubscribed
- * node), every such call that finds nothing is a sched_yield, and a packet that lands meanwhile
- * waits for it to return. Where the processes share cores, the yield gives the core to a peer
- * that needs it: yield after every poll, as tuned's waits do. Where each has a core, there is no
- * one to give it to: poll longer between yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB
- * broadcasts 1.10-1.53 us polling 64 rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; later, 4
- * paired jobs: 1-64 B broadcasts 0.95-0.97 us polling 1024 rounds, 1.61-1.65 at most sizes
- * polling 64, the sizes whose packet came during the yield in that job, tuned's 0.97-0.98. 4
- * oversubscribed ranks: MPI_Barrier 8.7 us polling 16, 15.7 polling 64; nicoll-bench --paired,
- * 4 jobs in each loop, its ratio to tuned's time a median of 1.16 polling 16 and 1.04 polling
- * once, the 1 B-1 MiB broadcasts and allgathers within the jobs' spread.) (Open MPI sets its
- * yield flag late in MPI_Init, after nicoll's set-up: read here.) */
+ * progress in a blocking wait, and per yield that nicoll's callback lets MPI_Wait make (once where
+ * a peer is reached through the PML or UCX: see nicoll_start). Yielding when idle
+ * (mpi_yield_when_idle, on by itself on an oversubscribed node), every such call that finds
+ * nothing is a sched_yield, and a packet that lands meanwhile waits for it to return. Where the
+ * processes share cores, the yield gives the core to a peer that needs it: yield after every poll,
+ * as tuned's waits do. Where each has a core, there is no one to give it to: poll longer between
+ * yields. (2 ranks yielding, 9 runs alternating: 1 B-2 KiB broadcasts 1.10-1.53 us polling 64
+ * rounds, 1.78-1.95 polling 16, tuned's 1.49-1.76; later, 4 paired jobs: 1-64 B broadcasts
+ * 0.95-0.97 us polling 1024 rounds, 1.61-1.65 at most sizes polling 64, the sizes whose packet
+ * came during the yield in that job, tuned's 0.97-0.98. 4 oversubscribed ranks: MPI_Barrier 8.7 us
+ * polling 16, 15.7 polling 64; nicoll-bench --paired, 4 jobs in each loop, its ratio to tuned's
+ * time a median of 1.16 polling 16 and 1.04 polling once, the 1 B-1 MiB broadcasts and allgathers
+ * within the jobs' spread.) (Open MPI sets its yield flag late in MPI_Init, after nicoll's set-up:
+ * read here.) */
 static unsigned polls_per_progress(const nicoll_transport_t *t)
 {
     if (t->pml_peers > 0 || NULL != t->ucx || !nicoll_core_each()) {

@@ -529,7 +529,9 @@ static inline uint64_t nicoll_stage_put(nicoll_stage_t *s, const void *payload, 
     c->span = span;
     c->unread = 1;
     c->cold = place + span > s->touched;
-    s->touched = c->cold ? place + span : s->touched;
+    if (c->cold) {
+        s->touched = place + span;
+    }
     c->streamed = nicoll_stage_copy(s, c + 1, payload, bytes, NICOLL_WAY_STREAMING == way, c->cold);
     s->head += span;
     s->shared = payload;
