@@ -439,4 +439,5 @@ TEST(ShmStage, CopiesOnTheAreasFirstRoundAreNotTimed) {
     EXPECT_NE(s.cost[c][0], 0u);  // the fifth, cached (the warm-up alternates), timed both ways
     EXPECT_NE(read_cost[c][NICOLL_WAY_CACHED], 0u);
 }
+
 }  // namespace
