@@ -208,6 +208,11 @@ void nicsim_group_stats(const nicsim_group_t* group, nicsim_group_stats_t* stats
     stats->credit_stalls = group->agent.credit_stalls();
 }
 
+NICSIM_HOT_PATH
+unsigned long long nicsim_group_settled(const nicsim_group_t* group) {
+    return group == nullptr ? 0 : group->agent.settled();
+}
+
 void nicsim_group_free(nicsim_group_t* group) { delete group; }
 
 NICSIM_HOT_PATH

@@ -489,6 +489,7 @@ NICSIM_HOT_PATH
 void Agent::settle(Seq seq, Slot& slot, Status s) {
     if (s == Status::in_progress) return;
     slot.status = s;
+    ++settled_;
     // A failure of this rank's own is told: a broken transport breaks the group, anything else
     // gives up this collective.
     if (failed(s) && s != Status::peer_failed && !failed(broken_) && !aborted(seq)) {

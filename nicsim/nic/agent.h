@@ -192,6 +192,9 @@ public:
     std::size_t active() const { return live_; }
     std::size_t early_packets() const { return early_.size(); }
     const CollectiveStats& stats() const { return stats_; }
+    // Collectives that have ended here (complete or failed) since the agent was made: a driver
+    // that waits for one may stop taking packets once this moves.
+    std::uint64_t settled() const { return settled_; }
     // The state of the collective last fed a packet, for a driver that prefetches it before the
     // next packet (it may be forgotten since: only an address, never to be read).
     const void* last_fed() const { return last_fed_; }
@@ -326,6 +329,7 @@ private:
     Seq ops_first_ = 0;
     Seq next_seq_ = 0;
     std::size_t live_ = 0;
+    std::uint64_t settled_ = 0;
     const void* last_fed_ = nullptr;
     CollectiveStats stats_;
     // Collectives posted and not yet forgotten, by seq. Seqs are handed out in order, so this is

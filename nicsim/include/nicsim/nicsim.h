@@ -128,6 +128,10 @@ nicsim_status_t nicsim_group_progress(nicsim_group_t *group);
 
 void nicsim_group_stats(const nicsim_group_t *group, nicsim_group_stats_t *stats);
 
+/* Collectives of the group that have ended on this rank (complete or failed) so far: a transport
+ * that delivers packets for a caller waiting on one may return to it as soon as this moves. */
+unsigned long long nicsim_group_settled(const nicsim_group_t *group);
+
 /* Posts a barrier with the algorithm of that index. Every rank of the group posts its
  * collectives in the same order (as MPI requires on a communicator). */
 nicsim_status_t nicsim_barrier_post(nicsim_group_t *group, int algorithm,

@@ -138,6 +138,45 @@ TEST(CApi, TwoGroupsCompleteABarrierThroughTheirTransports) {
     }
 }
 
+// nicsim_group_settled() moves with the delivery that ends a collective, and with no other: a
+// transport stops taking packets for its caller there (coll_nicoll_shm.c).
+TEST(CApi, SettledCountsTheCollectivesThatEnded) {
+    Mailbox box[2];
+    nicsim_group_t* group[2];
+    nicsim_request_t* request[2][2];
+    ASSERT_NO_FATAL_FAILURE(create_groups(box, group, 2));
+    EXPECT_EQ(nicsim_group_settled(nullptr), 0u);
+    for (int r = 0; r < 2; ++r) {
+        ASSERT_EQ(nicsim_barrier_post(group[r], 0, &request[r][0]), NICSIM_OK);
+        EXPECT_EQ(nicsim_group_settled(group[r]), 0u);
+    }
+    ASSERT_EQ(nicsim_barrier_post(group[0], 0, &request[0][1]), NICSIM_OK);  // rank 1's later
+    ASSERT_EQ(box[0].packets.size(), 2u);
+    ASSERT_EQ(box[1].packets.size(), 1u);
+    for (int r = 0; r < 2; ++r) {
+        const auto& p = box[r].packets[0];
+        ASSERT_EQ(nicsim_group_deliver(group[p.dst], r, p.bytes.data(), nullptr, 0), NICSIM_OK);
+        EXPECT_EQ(nicsim_group_settled(group[p.dst]), 1u);
+    }
+    // The second barrier's token reaches rank 1 before rank 1 posts it: nothing ended there.
+    ASSERT_EQ(nicsim_group_deliver(group[1], 0, box[0].packets[1].bytes.data(), nullptr, 0),
+              NICSIM_OK);
+    EXPECT_EQ(nicsim_group_settled(group[1]), 1u);
+    ASSERT_EQ(nicsim_barrier_post(group[1], 0, &request[1][1]), NICSIM_OK);
+    EXPECT_EQ(nicsim_group_settled(group[1]), 2u);  // ended as posted: rank 0's token was in
+    ASSERT_EQ(box[1].packets.size(), 2u);
+    ASSERT_EQ(nicsim_group_deliver(group[0], 1, box[1].packets[1].bytes.data(), nullptr, 0),
+              NICSIM_OK);
+    EXPECT_EQ(nicsim_group_settled(group[0]), 2u);
+    for (int r = 0; r < 2; ++r) {
+        for (nicsim_request_t* q : request[r]) {
+            EXPECT_EQ(nicsim_request_test(q), NICSIM_OK);
+            nicsim_request_free(q);
+        }
+        nicsim_group_free(group[r]);
+    }
+}
+
 // Rank 1 cannot post its collective: its abort reaches rank 0, whose barrier then fails too.
 TEST(CApi, ARankThatCannotPostTellsTheOthers) {
     Mailbox box[2];
