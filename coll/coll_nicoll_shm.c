@@ -679,6 +679,7 @@ NICOLL_HOT_PATH
 static nicsim_status_t shm_poll(nicoll_transport_t *t)
 {
     nicoll_shm_t *s = t->shm;
+    const bool may_stop = nicoll_core_each();
     /* Every ring in turn, starting one further each time, so that no sender is always last. */
     int src = s->next_peer;
     s->next_peer = src + 1 == s->size ? 0 : src + 1;
@@ -722,7 +723,7 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
             nicoll_stage_forget(&s->stage);
             ++mca_coll_nicoll_component.stats.packets_received;
             ++t->events;
-            const unsigned long long settled = nicsim_group_settled(t->group);
+            const unsigned long long settled = may_stop ? nicsim_group_settled(t->group) : 0;
             nicsim_status_t st = nicsim_group_deliver(t->group, s->local[src], in->header,
                                                       payload, in->payload_bytes);
             /* Consumed: the slot, and the sender's payload, are free again. */
@@ -736,16 +737,11 @@ static nicsim_status_t shm_poll(nicoll_transport_t *t)
             if (NICSIM_OK != st) {
                 return st;
             }
-            /* A collective ended: back to its caller, who may return now, before the packets
-             * after it (another collective's, whose caller takes them when it waits). Taking a
-             * peer's next packet too would hold the caller up by the line's crossing and its
-             * delivery: 2 ranks in OSU's loop (an MPI_Bcast, then an MPI_Barrier whose token the
-             * root sends right after the broadcast) took 0.84-0.92 us per 1 B MPI_Bcast on the
-             * receiver, 0.53-0.56 us stopping here; coll/tuned 0.71-0.75. Where processes share
-             * cores, though, a process takes all it can while it runs (4 ranks on 2 cores, OSU's
-             * loop, MPI_Ibcast of 4-256 B: 1.09-1.21 of coll/tuned's time stopping here, 0.83-0.97
-             * taking all). */
-            if (nicoll_core_each() && nicsim_group_settled(t->group) != settled) {
+            /* A collective ended: back to its caller, who may return now; the packets after it
+             * (the next collective's) wait for their own caller. Only where each process has a
+             * core: where processes share cores, one takes all it can while it runs
+             * (docs/transports.md has the figures for both). */
+            if (may_stop && nicsim_group_settled(t->group) != settled) {
                 return NICSIM_OK;
             }
         }
