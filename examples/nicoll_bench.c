@@ -13,7 +13,10 @@
  * is the mean over ranks of each rank's mean; -f adds the least and the greatest of those
  * per-rank means and the iteration count. "Median(us)", after OSU's columns, is the median over
  * the iterations of the slowest rank's time: less moved by a descheduled process on an
- * oversubscribed machine.
+ * oversubscribed machine. "Period(us)", before it, is an iteration of the loop, separator
+ * included (from one call's end to the next's; its median over the iterations, the mean over
+ * ranks): which rank's call holds a wait the separator left (a rank that left it early waits in
+ * the call for one that left late) moves Median, not Period.
  *
  * Nonblocking: first "Pure Comm.(us)", the mean time of start + MPI_Wait; then each iteration
  * starts the collective, computes for that long (calling MPI_Test -t times, spread out), and
@@ -24,7 +27,7 @@
  * thread's CPU time during the compute (CLOCK_THREAD_CPUTIME_ID): below Compute by what other
  * threads on its core, a progress thread's copies among them, took from it. All are means over
  * ranks of per-rank means; "Median(us)" is the median of the slowest rank's pure-communication
- * time. With --idle-compute the compute sleeps until its end instead of spinning, as a rank
+ * time, and "Period(us)" an iteration of that loop, as for the blocking ones. With --idle-compute the compute sleeps until its end instead of spinning, as a rank
  * waiting on an accelerator or on I/O does: its core is then spare for other threads (a
  * progress thread), which a machine with no more cores than ranks has otherwise not.
  *
@@ -41,7 +44,8 @@
  * is -1 (written through MPI_T on every rank, then set back), which the next components serve.
  * Each size runs ROUNDS times on each, in turn, the first of each pair alternating; one row per
  * size: the medians over the rounds of Avg Latency (Pure Comm. for the nonblocking ones) and of
- * Median for each communicator, their ratio nicoll / default, and the Overlaps. The last lines
+ * Median for each communicator, their ratio nicoll / default, the Overlaps, and Period for each
+ * and its ratio. The last lines
  * count nicoll's calls on each communicator.
  *
  * Size is the bytes each rank contributes (MPI_CHAR): the root's message for bcast, each rank's
@@ -316,16 +320,29 @@ static double median_of_slowest(double *times, double *slowest, int n)
     return 0 == rank ? median(slowest, n) : 0.0;
 }
 
+/* Period (on rank 0): the time from one call's end to the next's on each rank (the separator and
+ * the call; `ends`, seconds, n of them, overwritten), its median over the iterations, the mean of
+ * that over ranks. */
+static double period(double *ends, int n)
+{
+    for (int i = 0; i + 1 < n; ++i) ends[i] = (ends[i + 1] - ends[i]) * 1e6;
+    double mine = n > 1 ? median(ends, n - 1) : 0.0, sum;
+    MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    return sum / size;
+}
+
 static void print_size(long bytes)
 {
     if (BARRIER != base()) printf("%-10ld", bytes);
 }
 
 /* A row's values (on rank 0): blocking, Avg Latency, Min, Max, Iterations, Median; nonblocking,
- * Overall, Compute, Compute CPU, Coll. Init, MPI_Test, MPI_Wait, Pure Comm., Overlap, Median. */
+ * Overall, Compute, Compute CPU, Coll. Init, MPI_Test, MPI_Wait, Pure Comm., Overlap, Median;
+ * both, Period. */
 enum { AVG, MIN_AVG, MAX_AVG, ITERATIONS, MEDIAN_BLOCKING };
 enum {
     OVERALL, COMPUTE, COMPUTE_CPU, INIT, TEST, WAIT, PURE, OVERLAP, MEDIAN_NONBLOCKING,
+    PERIOD, /* both */
     N_VALUES
 };
 
@@ -337,22 +354,22 @@ static void print_row(long bytes, const double *v)
         if (opt.full) {
             printf("%*.2f%*.2f%*.0f", FIELD, v[MIN_AVG], FIELD, v[MAX_AVG], FIELD, v[ITERATIONS]);
         }
-        printf("%*.2f\n", FIELD, v[MEDIAN_BLOCKING]);
+        printf("%*.2f%*.2f\n", FIELD, v[PERIOD], FIELD, v[MEDIAN_BLOCKING]);
     } else {
         printf("%*.2f%*.2f", FIELD, v[OVERALL], FIELD, v[COMPUTE]);
         if (opt.full) {
             printf("%*.2f%*.2f%*.2f%*.2f", FIELD, v[COMPUTE_CPU], FIELD, v[INIT], FIELD, v[TEST],
                    FIELD, v[WAIT]);
         }
-        printf("%*.2f%*.2f%*.2f\n", FIELD, v[PURE], FIELD, v[OVERLAP], FIELD,
-               v[MEDIAN_NONBLOCKING]);
+        printf("%*.2f%*.2f%*.2f%*.2f\n", FIELD, v[PURE], FIELD, v[OVERLAP], FIELD, v[PERIOD],
+               FIELD, v[MEDIAN_NONBLOCKING]);
     }
     fflush(stdout);
 }
 
 /* One row of a blocking collective's table, into `v`; returns the calls made. */
 static long bench_blocking(long bytes, int iterations, int warmup, double *times, double *slowest,
-                           double *v)
+                           double *ends, double *v)
 {
     for (int i = 0; i < warmup; ++i) {
         start(bytes, NULL);
@@ -362,11 +379,13 @@ static long bench_blocking(long bytes, int iterations, int warmup, double *times
     for (int i = 0; i < iterations; ++i) {
         double t0 = MPI_Wtime();
         start(bytes, NULL);
-        times[i] = (MPI_Wtime() - t0) * 1e6;
+        ends[i] = MPI_Wtime();
+        times[i] = (ends[i] - t0) * 1e6;
         sum += times[i];
         if (BARRIER != opt.coll) separate();
     }
     v[MEDIAN_BLOCKING] = median_of_slowest(times, slowest, iterations);
+    v[PERIOD] = period(ends, iterations);
     over_ranks(sum / iterations, &v[AVG], &v[MIN_AVG], &v[MAX_AVG]);
     v[ITERATIONS] = iterations;
     return warmup + iterations;
@@ -421,7 +440,7 @@ static long bench_skew(long bytes, int iterations, int warmup, double *times, do
 
 /* One row of a nonblocking collective's table, into `v`; returns the calls made. */
 static long bench_nonblocking(long bytes, int iterations, int warmup, double *times,
-                              double *slowest, double *v)
+                              double *slowest, double *ends, double *v)
 {
     MPI_Request req;
     for (int i = 0; i < warmup; ++i) {
@@ -435,11 +454,13 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
         double t0 = MPI_Wtime();
         start(bytes, &req);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        times[i] = (MPI_Wtime() - t0) * 1e6;
+        ends[i] = MPI_Wtime();
+        times[i] = (ends[i] - t0) * 1e6;
         pure += times[i];
     }
     pure /= iterations;
     v[MEDIAN_NONBLOCKING] = median_of_slowest(times, slowest, iterations);
+    const double pure_period = period(ends, iterations);
     /* the same, computing for as long as the pure communication took on this rank */
     double overall = 0.0, comp = 0.0, comp_cpu = 0.0, init = 0.0, test = 0.0, wait = 0.0;
     for (int i = 0; i < iterations; ++i) {
@@ -473,6 +494,7 @@ static long bench_nonblocking(long bytes, int iterations, int warmup, double *ti
     v[WAIT] = mean[4];
     v[PURE] = mean[5];
     v[COMPUTE_CPU] = mean[6];
+    v[PERIOD] = pure_period;
     v[OVERLAP] = mean[5] > 0 ? 100.0 - 100.0 * (mean[0] - mean[1]) / mean[5] : 0.0;
     if (v[OVERLAP] < 0) v[OVERLAP] = 0.0;
     return 2L * iterations + warmup;
@@ -518,6 +540,9 @@ static void print_header(int nodes, int least, int most)
     }
     printf("# Median(us): median over the iterations of the slowest rank's %stime\n",
            nonblocking() ? "pure communication " : "");
+    printf("# Period(us): an iteration of the %sloop, its separator included: from one call's end "
+           "to the next's, its median over the iterations, the mean over ranks\n",
+           nonblocking() ? "pure communication " : "");
     if (opt.paired) {
         printf("# paired: nicoll's communicator and the default's (coll_nicoll_priority -1 at its "
                "creation) in turn, %d rounds per size; medians over the rounds; ratio = nicoll / "
@@ -533,7 +558,8 @@ static void print_header(int nodes, int least, int most)
         }
         if (nonblocking()) printf("%*s%*s", PAIRED_FIELD, "Overlap nicoll(%)", PAIRED_FIELD,
                                   "Overlap default(%)");
-        printf("\n");
+        printf("%*s%*s%*s\n", PAIRED_FIELD, "Period nicoll(us)", PAIRED_FIELD,
+               "Period default(us)", RATIO_FIELD, "Ratio");
         fflush(stdout);
         return;
     }
@@ -558,7 +584,7 @@ static void print_header(int nodes, int least, int most)
                    "Iterations");
         }
     }
-    printf("%*s\n", FIELD, "Median(us)");
+    printf("%*s%*s\n", FIELD, "Period(us)", FIELD, "Median(us)");
     fflush(stdout);
 }
 
@@ -590,23 +616,24 @@ static double median_over(double (*rows)[N_VALUES], int n, int k)
     return median(v, n);
 }
 
+/* nicoll's and the default's medians over the rounds of value `k`, and their ratio. */
+static void print_compared(double (*with)[N_VALUES], double (*without)[N_VALUES], int k)
+{
+    const double a = median_over(with, opt.paired, k), b = median_over(without, opt.paired, k);
+    printf("%*.2f%*.2f%*.2f", PAIRED_FIELD, a, PAIRED_FIELD, b, RATIO_FIELD, b > 0 ? a / b : 0.0);
+}
+
 static void print_paired(long bytes, double (*with)[N_VALUES], double (*without)[N_VALUES])
 {
-    const int n = opt.paired;
-    const int first = nonblocking() ? PURE : AVG;
-    const int median = nonblocking() ? MEDIAN_NONBLOCKING : MEDIAN_BLOCKING;
     print_size(bytes);
     if (BARRIER == base()) printf("%-10s", "");
-    const int ks[2] = {first, median};
-    for (int c = 0; c < 2; ++c) {
-        const double a = median_over(with, n, ks[c]), b = median_over(without, n, ks[c]);
-        printf("%*.2f%*.2f%*.2f", PAIRED_FIELD, a, PAIRED_FIELD, b, RATIO_FIELD,
-               b > 0 ? a / b : 0.0);
-    }
+    print_compared(with, without, nonblocking() ? PURE : AVG);
+    print_compared(with, without, nonblocking() ? MEDIAN_NONBLOCKING : MEDIAN_BLOCKING);
     if (nonblocking()) {
-        printf("%*.1f%*.1f", PAIRED_FIELD, median_over(with, n, OVERLAP), PAIRED_FIELD,
-               median_over(without, n, OVERLAP));
+        printf("%*.1f%*.1f", PAIRED_FIELD, median_over(with, opt.paired, OVERLAP), PAIRED_FIELD,
+               median_over(without, opt.paired, OVERLAP));
     }
+    print_compared(with, without, PERIOD);
     printf("\n");
     fflush(stdout);
 }
@@ -656,7 +683,8 @@ int main(int argc, char **argv)
     recvbuf = malloc(ALLGATHER == base() ? (size_t) largest * size + 1 : 1);
     double *times = malloc(opt.iterations * sizeof(double));
     double *slowest = malloc(opt.iterations * sizeof(double));
-    if (NULL == sendbuf || NULL == recvbuf || NULL == times || NULL == slowest) {
+    double *ends = malloc(opt.iterations * sizeof(double));
+    if (NULL == sendbuf || NULL == recvbuf || NULL == times || NULL == slowest || NULL == ends) {
         fprintf(stderr, "nicoll-bench: out of memory for %ld-byte messages\n", largest);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -707,8 +735,9 @@ int main(int argc, char **argv)
             if (!opt.osu || BARRIER != opt.coll) separate(); /* (else a barrier the counter sees) */
             calls[which] +=
                 opt.skew > 0    ? bench_skew(sizes[i], iterations, warmup, times, slowest)
-                : nonblocking() ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest, v)
-                                : bench_blocking(sizes[i], iterations, warmup, times, slowest, v);
+                : nonblocking()
+                    ? bench_nonblocking(sizes[i], iterations, warmup, times, slowest, ends, v)
+                    : bench_blocking(sizes[i], iterations, warmup, times, slowest, ends, v);
             if (which && counted) {
                 nicoll_counter_read(&counter, &after);
                 by_default += after - before;
@@ -743,6 +772,7 @@ int main(int argc, char **argv)
     }
     if (MPI_COMM_NULL != comms[1]) MPI_Comm_free(&comms[1]);
     free(rows);
+    free(ends);
     free(slowest);
     free(times);
     free(recvbuf);

@@ -130,7 +130,7 @@ status=$?
 paired() {
     on_default=$(sed -n "s/^# run by nicoll on the default's communicator: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p" "$log")
     on_nicoll=$(sed -n 's/^# run by nicoll: \([0-9]*\) of \([0-9]*\) .*/\1 \2/p' "$log")
-    rows=$(awk '!/^#/ && NF == 7' "$log" | grep -c .)
+    rows=$(awk '!/^#/ && NF == 10' "$log" | grep -c .)
     echo "# --paired: exit $status, nicoll on the default's: ${on_default:-none}, on its own: ${on_nicoll:-none}, $rows rows"
     [ "$status" -eq 0 ] && [ "$rows" -eq 2 ] && [ "${on_default% *}" -eq 0 ] &&
         [ "${on_nicoll% *}" -eq "${on_nicoll#* }" ] && [ "${on_nicoll#* }" -eq "${on_default#* }" ] &&
@@ -149,7 +149,7 @@ mpirun_test -np 2 --mca coll nicoll,tuned,basic,libnbc,self "$bench" ibcast --si
     -i 5 -x 1 -f --idle-compute >"$log" 2>&1
 status=$?
 idle() {
-    row=$(awk '!/^#/ && NF == 10 { print $3, $4 }' "$log")
+    row=$(awk '!/^#/ && NF == 11 { print $3, $4 }' "$log")
     echo "# --idle-compute: exit $status, compute and its CPU time (us): ${row:-none}"
     [ "$status" -eq 0 ] && [ -n "$row" ] && awk -v c="${row% *}" -v cpu="${row#* }" \
         'BEGIN { exit !(c > 0 && cpu < c / 2) }'

@@ -57,12 +57,13 @@ std::optional<BenchRun> run_bench(const Bench& b, int np, const std::string& mca
     // run them): otherwise a rank waiting on a machine that runs other work too would hand its
     // core to that work at every poll.
     const bool oversubscribed = np > cores();
+    const bool barrier = coll.find("barrier") != std::string::npos;
     const std::string cmd =
         b.mpirun + " -np " + std::to_string(np) + " --oversubscribe" +
         (oversubscribed ? " --mca mpi_yield_when_idle 1" : "") +
         " --mca coll nicoll,tuned,basic,libnbc,self " +
         b.extra + " " + mca + " " + b.bench + " " + coll +
-        (coll.find("barrier") != std::string::npos ? "" : " --sizes " + sizes) + " -i " +
+        (barrier ? "" : " --sizes " + sizes) + " -i " +
         std::to_string(iterations) + " -x " + std::to_string(std::max(1, iterations / 10)) +
         " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
@@ -88,7 +89,7 @@ std::optional<BenchRun> run_bench(const Bench& b, int np, const std::string& mca
         char* end = nullptr;
         const double median = std::strtod(f.back().c_str(), &end);
         if (end == f.back().c_str()) continue;
-        out[f.size() == 2 ? 0 : std::strtoull(f[0].c_str(), nullptr, 10)] = median;
+        out[barrier ? 0 : std::strtoull(f[0].c_str(), nullptr, 10)] = median; // (no size)
     }
     const int status = pclose(p);
     if (status != 0 || out.empty() || !by_nicoll) {
