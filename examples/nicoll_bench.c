@@ -21,15 +21,16 @@
  * Nonblocking: first "Pure Comm.(us)", the mean time of start + MPI_Wait; then each iteration
  * starts the collective, computes for that long (calling MPI_Test -t times, spread out), and
  * waits. "Overall(us)" is the mean time of the whole iteration, "Compute(us)" of the compute
- * without the MPI_Test calls, "Overlap(%)" = 100 - 100 * (Overall - Compute) / Pure Comm.,
- * at least 0: the share of the communication hidden behind the compute. -f adds the time spent
+ * without the MPI_Test calls, "Overlap(%)" = 100 - 100 * (Overall - Compute) / Pure Comm., at
+ * least 0: the share of the communication hidden behind the compute. -f adds the time spent
  * starting the collective, in MPI_Test and in MPI_Wait, and "Compute CPU(us)", the computing
  * thread's CPU time during the compute (CLOCK_THREAD_CPUTIME_ID): below Compute by what other
  * threads on its core, a progress thread's copies among them, took from it. All are means over
  * ranks of per-rank means; "Median(us)" is the median of the slowest rank's pure-communication
- * time, and "Period(us)" an iteration of that loop, as for the blocking ones. With --idle-compute the compute sleeps until its end instead of spinning, as a rank
- * waiting on an accelerator or on I/O does: its core is then spare for other threads (a
- * progress thread), which a machine with no more cores than ranks has otherwise not.
+ * time, and "Period(us)" an iteration of that loop, as for the blocking ones. With --idle-compute
+ * the compute sleeps until its end instead of spinning, as a rank waiting on an accelerator or on
+ * I/O does: its core is then spare for other threads (a progress thread), which a machine with no
+ * more cores than ranks has otherwise not.
  *
  * --skew US: each rank in turn enters every call US microseconds late (asleep, after the
  * separator), as an application's process that is descheduled or busy elsewhere. One row per
@@ -40,13 +41,12 @@
  * over the on-time ranks. A late broadcast root delays every rank by the skew, whatever runs it.
  *
  * --paired ROUNDS: nicoll against Open MPI's default in one job, sharing the machine's state of
- * the moment. Beside MPI_COMM_WORLD (nicoll's), a communicator made while coll_nicoll_priority
- * is -1 (written through MPI_T on every rank, then set back), which the next components serve.
- * Each size runs ROUNDS times on each, in turn, the first of each pair alternating; one row per
- * size: the medians over the rounds of Avg Latency (Pure Comm. for the nonblocking ones) and of
- * Median for each communicator, their ratio nicoll / default, the Overlaps, and Period for each
- * and its ratio. The last lines
- * count nicoll's calls on each communicator.
+ * the moment. Beside MPI_COMM_WORLD (nicoll's), a communicator made while coll_nicoll_priority is
+ * -1 (written through MPI_T on every rank, then set back), which the next components serve. Each
+ * size runs ROUNDS times on each, in turn, the first of each pair alternating; one row per size:
+ * the medians over the rounds of Avg Latency (Pure Comm. for the nonblocking ones) and of Median
+ * for each communicator, their ratio nicoll / default, the Overlaps, and Period for each and its
+ * ratio. The last lines count nicoll's calls on each communicator.
  *
  * Size is the bytes each rank contributes (MPI_CHAR): the root's message for bcast, each rank's
  * block for allgather. The header says how the ranks lie on nodes ("# layout: N nodes, P ranks

@@ -359,20 +359,15 @@ void Agent::give_back(Room room) {
     // would otherwise keep the small ones: 4 oversubscribed ranks, 1 MiB MPI_Allgather in OSU's
     // loop after 1 B-64 KiB, a new 1 MiB room for 1 early packet in 2 to 8, and 1.5-1.9 ms a
     // call against 0.8-1.0 ms.)
-    auto place = spare_rooms_.end();
-    if (spare_rooms_.size() == kSpareRooms) {
-        place = std::min_element(spare_rooms_.begin(), spare_rooms_.end(),
-                                 [](const Room& a, const Room& b) { return a.bytes < b.bytes; });
-        if (place->bytes >= room.bytes) return;  // (freed here)
-    }
-    const std::size_t replaced = place == spare_rooms_.end() ? 0 : place->bytes;
+    const bool full = spare_rooms_.size() == kSpareRooms;
+    const std::size_t replaced = full ? spare_rooms_.front().bytes : 0;
+    if (full && replaced >= room.bytes) return;  // (freed here)
     if (spare_bytes_ - replaced + room.bytes > kSpareRoomBytes) return;
+    if (full) spare_rooms_.erase(spare_rooms_.begin());
     spare_bytes_ += room.bytes - replaced;
-    if (place == spare_rooms_.end()) {
-        spare_rooms_.push_back(std::move(room));
-    } else {
-        *place = std::move(room);
-    }
+    const auto at = std::upper_bound(spare_rooms_.begin(), spare_rooms_.end(), room.bytes,
+                                     [](std::size_t b, const Room& r) { return b < r.bytes; });
+    spare_rooms_.insert(at, std::move(room));
 }
 
 Status Agent::keep_early(Rank src, const PacketHeader& header, std::span<const std::byte> payload,
@@ -450,14 +445,10 @@ std::span<std::byte> Agent::placement(Rank src, const PacketHeader& header) {
 }
 
 Agent::Room Agent::take_room(std::size_t bytes) {
-    auto fits = spare_rooms_.end();  // the smallest spare that fits, wasting at most half
-    for (auto it = spare_rooms_.begin(); it != spare_rooms_.end(); ++it) {
-        if (it->bytes >= bytes && it->bytes / 2 <= bytes &&
-            (fits == spare_rooms_.end() || it->bytes < fits->bytes)) {
-            fits = it;
-        }
-    }
-    if (fits == spare_rooms_.end()) {
+    // The smallest spare that fits, wasting at most half.
+    const auto fits = std::lower_bound(spare_rooms_.begin(), spare_rooms_.end(), bytes,
+                                       [](const Room& r, std::size_t b) { return r.bytes < b; });
+    if (fits == spare_rooms_.end() || fits->bytes / 2 > bytes) {
         return {std::make_unique_for_overwrite<std::byte[]>(bytes), bytes};
     }
     spare_bytes_ -= fits->bytes;
