@@ -326,7 +326,7 @@ static double median_of_slowest(double *times, double *slowest, int n)
 static double period(double *ends, int n)
 {
     for (int i = 0; i + 1 < n; ++i) ends[i] = (ends[i + 1] - ends[i]) * 1e6;
-    double mine = n > 1 ? median(ends, n - 1) : 0.0, sum;
+    double mine = n > 1 ? median(ends, n - 1) : 0.0, sum = 0.0; /* (set on rank 0 only) */
     MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     return sum / size;
 }
