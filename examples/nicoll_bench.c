@@ -9,7 +9,8 @@
  * Blocking: every rank times each call; iterations are separated by a one-int MPI_Allreduce (not
  * by MPI_Barrier as in OSU: nicoll runs MPI_Barrier, and the separator, which sets how far apart
  * the ranks start, must be the same for the components compared), or with --osu by MPI_Barrier,
- * as OSU's own loop does (then the component under test runs the separator too). "Avg Latency(us)"
+ * as OSU's own loop does (then the component under test runs the separator too); barriers follow
+ * each other with no separator. "Avg Latency(us)"
  * is the mean over ranks of each rank's mean; -f adds the least and the greatest of those
  * per-rank means and the iteration count. "Median(us)", after OSU's columns, is the median over
  * the iterations of the slowest rank's time: less moved by a descheduled process on an
@@ -540,9 +541,10 @@ static void print_header(int nodes, int least, int most)
     }
     printf("# Median(us): median over the iterations of the slowest rank's %stime\n",
            nonblocking() ? "pure communication " : "");
-    printf("# Period(us): an iteration of the %sloop, its separator included: from one call's end "
-           "to the next's, its median over the iterations, the mean over ranks\n",
-           nonblocking() ? "pure communication " : "");
+    printf("# Period(us): an iteration of the %sloop, %s: from one call's end to the next's, its "
+           "median over the iterations, the mean over ranks\n",
+           nonblocking() ? "pure communication " : "",
+           BARRIER == opt.coll ? "barriers back to back, no separator" : "its separator included");
     if (opt.paired) {
         printf("# paired: nicoll's communicator and the default's (coll_nicoll_priority -1 at its "
                "creation) in turn, %d rounds per size; medians over the rounds; ratio = nicoll / "
