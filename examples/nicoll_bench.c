@@ -10,14 +10,13 @@
  * by MPI_Barrier as in OSU: nicoll runs MPI_Barrier, and the separator, which sets how far apart
  * the ranks start, must be the same for the components compared), or with --osu by MPI_Barrier,
  * as OSU's own loop does (then the component under test runs the separator too); barriers follow
- * each other with no separator. "Avg Latency(us)"
- * is the mean over ranks of each rank's mean; -f adds the least and the greatest of those
- * per-rank means and the iteration count. "Median(us)", after OSU's columns, is the median over
- * the iterations of the slowest rank's time: less moved by a descheduled process on an
- * oversubscribed machine. "Period(us)", before it, is an iteration of the loop, separator
- * included (from one call's end to the next's; its median over the iterations, the mean over
- * ranks): which rank's call holds a wait the separator left (a rank that left it early waits in
- * the call for one that left late) moves Median, not Period.
+ * each other with no separator. "Avg Latency(us)" is the mean over ranks of each rank's mean; -f
+ * adds the least and the greatest of those per-rank means and the iteration count. "Median(us)",
+ * after OSU's columns, is the median over the iterations of the slowest rank's time: less moved
+ * by a descheduled process on an oversubscribed machine. "Period(us)", before it, is an iteration
+ * of the loop, separator included (from one call's end to the next's; its median over the
+ * iterations, the mean over ranks): which rank's call holds a wait the separator left (a rank
+ * that left it early waits in the call for one that left late) moves Median, not Period.
  *
  * Nonblocking: first "Pure Comm.(us)", the mean time of start + MPI_Wait; then each iteration
  * starts the collective, computes for that long (calling MPI_Test -t times, spread out), and
