@@ -390,7 +390,8 @@ std::vector<Options> sample(unsigned seed) {
     };
     std::vector<Options> cases;
     std::vector<Rank> sizes;
-    for (const Rank edge : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 127, 128, 129, 256, 257})
+    for (const Rank edge :
+         {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 64, 127, 128, 129, 256, 257})
         if (edge <= kLargestGroup) sizes.push_back(edge);
     for (int i = 0; i < 8; ++i) sizes.push_back(uniform(Rank{1}, kLargestGroup));
     for (const Rank size : sizes) {
