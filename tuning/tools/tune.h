@@ -1,7 +1,7 @@
 // nicoll-tune: the tuning-file command (man nicoll-tune(1)). One file per subcommand group:
-// tune_main.cc (dispatch, validate, --help), tune_show.cc (show), tune_model.cc (generate
+// tune_main.cc (dispatch, validate, --help, options), tune_show.cc (show), tune_model.cc (generate
 // --model), tune_measure.cc (generate --measure, calibrate), tune_writer.cc (a best-choice grid to
-// a tuning file, adjacent equal cells merged into ranges).
+// a tuning file, adjacent equal cells merged into ranges, and written out).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +44,11 @@ std::optional<Options> parse_options(const Args& args, const std::vector<std::st
 // "2,4,8" or sizes with suffixes "8,4k,1M"; sorted, without repeats, each in [min, max].
 std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std::uint64_t min,
                                                      std::uint64_t max, std::string* why);
+// The one value of option `name` (parse_list's syntax; `fallback` where it is absent); else empty,
+// with "NAME: WHY" in *why, WHY being `what` (such as "one number") where it has several.
+std::optional<std::uint64_t> parse_one(const Options& o, std::string_view name,
+                                       std::string_view fallback, std::uint64_t min,
+                                       std::uint64_t max, const char* what, std::string* why);
 
 // The best choice for one cell of a grid.
 struct Choice {
@@ -72,6 +77,15 @@ struct Grid {
 // "nodes": [2, "inf"], and for other layouts a rule after them says auto, as beyond the largest
 // communicator size.
 std::string write_table(const std::vector<Grid>& grids, const std::vector<std::string>& provenance);
+
+// `text` to --out, saying so on stderr, or to stdout when --out is absent or "-"; false, with one
+// line, when it cannot be written.
+bool write_out(const Options& o, const std::string& text, const char* command);
+
+// generate's end: the grids' table (write_table), checked to load, then written out; the exit
+// status.
+int emit_table(const Options& o, const std::vector<Grid>& grids,
+               const std::vector<std::string>& provenance);
 
 // JSON string literal.
 std::string quote(std::string_view s);

@@ -146,6 +146,15 @@ std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std:
     return out;
 }
 
+std::optional<std::uint64_t> parse_one(const Options& o, std::string_view name,
+                                       std::string_view fallback, std::uint64_t min,
+                                       std::uint64_t max, const char* what, std::string* why) {
+    auto list = parse_list(o.text(name, fallback), min, max, why);
+    if (list && list->size() == 1) return list->front();
+    *why = std::string(name) + ": " + (list ? what : *why);
+    return std::nullopt;
+}
+
 int cmd_validate(const Args& args) {
     if (args.size() != 1 || args[0].rfind("--", 0) == 0)
         return usage_error("validate", "expected one FILE");

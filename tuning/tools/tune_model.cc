@@ -73,6 +73,177 @@ int ceil_log2(std::uint64_t n) {
     return l;
 }
 
+// --colls: the collectives to tune, of bcast, allgather and barrier.
+std::optional<std::vector<tuning::Section>> parse_colls(const std::string& text, std::string* why) {
+    std::vector<tuning::Section> colls;
+    const std::string list = text + ",";
+    for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
+         pos = comma + 1) {
+        const std::string name = list.substr(pos, comma - pos);
+        auto s = tuning::find_section(name);
+        if (!s || (*s != tuning::Section::Bcast && *s != tuning::Section::Allgather &&
+                   *s != tuning::Section::Barrier)) {
+            *why = "--colls: \"" + name + "\" (bcast, allgather, barrier)";
+            return std::nullopt;
+        }
+        colls.push_back(*s);
+    }
+    return colls;
+}
+
+// --algorithms: the only candidates, by name (kbinomial alone compares k-binomial trees by k).
+std::optional<std::vector<std::string>> parse_algorithms(const std::string& text,
+                                                         std::string* why) {
+    std::vector<std::string> known;
+    for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
+        known.emplace_back(shape.name);
+    }
+    for (int a = 0; a < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER); ++a) {
+        known.emplace_back(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, a));
+    }
+    for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
+        known.emplace_back(a.name);
+    }
+    std::vector<std::string> only;
+    const std::string list = text + ",";
+    for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
+         pos = comma + 1) {
+        const std::string a = list.substr(pos, comma - pos);
+        if (std::find(known.begin(), known.end(), a) == known.end()) {
+            std::string names;
+            for (std::size_t i = 0; i < known.size(); ++i) {
+                if (std::find(known.begin(), known.begin() + i, known[i]) == known.begin() + i) {
+                    names += (names.empty() ? "" : ", ") + known[i];
+                }
+            }
+            *why = "--algorithms: \"" + a + "\" (" + names + ")";
+            return std::nullopt;
+        }
+        only.push_back(a);
+    }
+    return only;
+}
+
+// The fastest candidate so far; ties go to the first.
+struct Best {
+    Choice choice;
+    double us = INFINITY;
+    void consider(const Choice& c, std::optional<double> latency_us) {
+        if (latency_us && *latency_us < us) {
+            us = *latency_us;
+            choice = c;
+        }
+    }
+};
+
+// One cell's candidates on the simulator: every algorithm (and every k of the k-binomial tree)
+// that --algorithms leaves, each in the model's own packets and in each of --packet-sizes.
+class Search {
+public:
+    Search(const nicsim::sim::Model& model, std::vector<std::uint64_t> packets,
+           std::vector<std::string> only)
+        : model_(model), packets_(std::move(packets)), only_(std::move(only)) {}
+
+    // The fastest for `bytes` on `nodes` nodes; empty with *why (possibly empty) if none ran.
+    std::optional<Choice> best(tuning::Section s, std::uint64_t nodes, std::uint64_t bytes,
+                               std::string* why) const {
+        Best best;
+        for (std::uint64_t packet :
+             s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : packets_) {
+            nicsim::sim::Model m = model_;
+            m.nodes = static_cast<int>(nodes);
+            if (packet > 0) m.mtu = static_cast<int>(packet);
+            if (s == tuning::Section::Bcast) bcast(m, bytes, packet, best, why);
+            if (s == tuning::Section::Allgather) allgather(m, bytes, packet, best, why);
+            if (s == tuning::Section::Barrier) barrier(m, best, why);
+        }
+        if (best.choice.algorithm.empty()) return std::nullopt;
+        return best.choice;
+    }
+
+private:
+    bool wanted(std::string_view a) const {
+        return only_.empty() || std::find(only_.begin(), only_.end(), a) != only_.end();
+    }
+
+    void bcast(const nicsim::sim::Model& m, std::uint64_t bytes, std::uint64_t packet, Best& best,
+               std::string* why) const {
+        auto run = [&](const std::string& tree, int k) -> std::optional<double> {
+            nicsim::sim::BcastSpec spec;
+            spec.model = m;
+            spec.bytes = bytes;
+            spec.tree = tree;
+            spec.k = k;
+            auto r = nicsim::sim::run_bcast(spec, nullptr, why);
+            if (!r) return std::nullopt;
+            return r->latency_us;
+        };
+        // Larger k first: Theorem 3 gives ties to the larger k (the smaller L1).
+        for (int k = std::max(1, ceil_log2(static_cast<std::uint64_t>(m.nodes)));
+             k >= 1 && wanted("kbinomial"); --k) {
+            best.consider({"kbinomial", k, packet}, run("kbinomial", k));
+        }
+        for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
+            const std::string tree(shape.name);
+            if (!shape.takes_k && wanted(tree)) best.consider({tree, 0, packet}, run(tree, 0));
+        }
+    }
+
+    void allgather(const nicsim::sim::Model& m, std::uint64_t bytes, std::uint64_t packet,
+                   Best& best, std::string* why) const {
+        for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER); ++i) {
+            const std::string a(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, i));
+            if (!wanted(a)) continue;
+            nicsim::sim::CollectiveSpec spec;
+            spec.model = m;
+            spec.algorithm = a;
+            spec.bytes = bytes;
+            auto r = nicsim::sim::run_allgather(spec, nullptr, why);
+            best.consider({a, 0, packet}, r ? std::optional<double>(r->latency_us) : std::nullopt);
+        }
+    }
+
+    void barrier(const nicsim::sim::Model& m, Best& best, std::string* why) const {
+        for (const nicsim::plan::BarrierAlgorithm& b : nicsim::plan::barrier_algorithms()) {
+            const std::string a(b.name);
+            if (!wanted(a)) continue;
+            nicsim::sim::CollectiveSpec spec;
+            spec.model = m;
+            spec.algorithm = a;
+            auto r = nicsim::sim::run_barrier(spec, nullptr, why);
+            best.consider({a, 0}, r ? std::optional<double>(r->latency_us) : std::nullopt);
+        }
+    }
+
+    const nicsim::sim::Model& model_;
+    std::vector<std::uint64_t> packets_;  // 0: the model's own
+    std::vector<std::string> only_;       // empty: every algorithm
+};
+
+// The provenance: the command, the method and the model's parameters.
+std::vector<std::string> provenance(const Options& o, const std::string& name,
+                                    const nicsim::sim::Model& model) {
+    std::vector<std::string> out;
+    out.push_back("\"generated_by\": " +
+                  quote("nicoll-tune generate --model " + name +
+                        o.echo({"--set", "--comm-sizes", "--sizes", "--colls", "--algorithms",
+                                "--packet-sizes"})));
+    out.push_back(
+        "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
+        "algorithm, k and packet size (the model's mtu, and each of --packet-sizes) per cell, the "
+        "lowest latency kept; nodes = communicator size; the model's own mtu is written as auto\"");
+    std::string params = "\"model\": {";
+    bool first = true;
+    for (const auto& p : nicsim::sim::model_params()) {
+        if (p.name == "nodes") continue;
+        params += std::string(first ? "" : ", ") + quote(p.name) + ": " +
+                  quote(nicsim::sim::model_param_value(model, p));
+        first = false;
+    }
+    out.push_back(params + "}");
+    return out;
+}
+
 }  // namespace
 
 int cmd_generate_model(const Args& args) {
@@ -101,52 +272,12 @@ int cmd_generate_model(const Args& args) {
     if (!comm) return usage_error("generate", "--comm-sizes: " + why);
     auto sizes = parse_list(o->text("--sizes"), 0, std::uint64_t{1} << 30, &why);
     if (!sizes) return usage_error("generate", "--sizes: " + why);
-    std::vector<tuning::Section> colls;
-    {
-        std::string list = o->text("--colls", "bcast,allgather,barrier") + ",";
-        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
-             pos = comma + 1) {
-            auto s = tuning::find_section(list.substr(pos, comma - pos));
-            if (!s || (*s != tuning::Section::Bcast && *s != tuning::Section::Allgather &&
-                       *s != tuning::Section::Barrier)) {
-                return usage_error("generate", "--colls: \"" + list.substr(pos, comma - pos) +
-                                                   "\" (bcast, allgather, barrier)");
-            }
-            colls.push_back(*s);
-        }
-    }
-
-    // --algorithms: only these candidates (kbinomial alone compares k-binomial trees by k).
-    std::vector<std::string> only;
-    if (o->has("--algorithms")) {
-        std::vector<std::string> known;
-        for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
-            known.emplace_back(shape.name);
-        }
-        for (int a = 0; a < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER); ++a) {
-            known.emplace_back(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, a));
-        }
-        for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
-            known.emplace_back(a.name);
-        }
-        std::string list = o->text("--algorithms") + ",";
-        for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
-             pos = comma + 1) {
-            const std::string a = list.substr(pos, comma - pos);
-            if (std::find(known.begin(), known.end(), a) == known.end()) {
-                std::string names;
-                for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
-                return usage_error("generate", "--algorithms: \"" + a + "\" (" + names + ")");
-            }
-            only.push_back(a);
-        }
-    }
-    auto wanted = [&](std::string_view a) {
-        return only.empty() || std::find(only.begin(), only.end(), a) != only.end();
-    };
-
-    // --packet-sizes: each data-moving candidate also with these packet sizes (the model's mtu),
-    // besides the model's own, which the rules leave auto.
+    auto colls = parse_colls(o->text("--colls", "bcast,allgather,barrier"), &why);
+    if (!colls) return usage_error("generate", why);
+    std::optional<std::vector<std::string>> only = std::vector<std::string>{};
+    if (o->has("--algorithms")) only = parse_algorithms(o->text("--algorithms"), &why);
+    if (!only) return usage_error("generate", why);
+    // The model's own packet size (0, which the rules leave auto), then each of --packet-sizes.
     std::vector<std::uint64_t> packets{0};
     if (o->has("--packet-sizes")) {
         auto list = parse_list(o->text("--packet-sizes"), 1, tuning::kMaxPacketSize, &why);
@@ -154,80 +285,19 @@ int cmd_generate_model(const Args& args) {
         packets.insert(packets.end(), list->begin(), list->end());
     }
 
+    const Search search(*model, std::move(packets), std::move(*only));
     std::vector<Grid> grids;
-    for (tuning::Section s : colls) {
+    for (tuning::Section s : *colls) {
         Grid g;
         g.section = s;
         g.comm_sizes = *comm;
         g.sizes = s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : *sizes;
         for (std::uint64_t n : *comm) {
-            nicsim::sim::Model m = *model;
-            m.nodes = static_cast<int>(n);
             std::vector<Choice> row;
             for (std::uint64_t bytes : g.sizes) {
-                Choice best;
-                double best_us = INFINITY;
-                auto consider = [&](const Choice& c, std::optional<double> us) {
-                    if (wanted(c.algorithm) && us && *us < best_us) {
-                        best_us = *us;
-                        best = c;
-                    }
-                };
                 std::string w;
-                for (std::uint64_t packet :
-                     s == tuning::Section::Barrier ? std::vector<std::uint64_t>{0} : packets) {
-                    if (packet > 0) m.mtu = static_cast<int>(packet);
-                    if (s == tuning::Section::Bcast) {
-                        auto run = [&](const std::string& tree, int k) -> std::optional<double> {
-                            nicsim::sim::BcastSpec spec;
-                            spec.model = m;
-                            spec.bytes = bytes;
-                            spec.tree = tree;
-                            spec.k = k;
-                            auto r = nicsim::sim::run_bcast(spec, nullptr, &w);
-                            if (!r) return std::nullopt;
-                            return r->latency_us;
-                        };
-                        // Larger k first: Theorem 3 gives ties to the larger k (the smaller L1).
-                        for (int k = std::max(1, ceil_log2(n)); k >= 1 && wanted("kbinomial");
-                             --k) {
-                            consider({"kbinomial", k, packet}, run("kbinomial", k));
-                        }
-                        for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
-                            const std::string tree(shape.name);
-                            if (!shape.takes_k && wanted(tree)) {
-                                consider({tree, 0, packet}, run(tree, 0));
-                            }
-                        }
-                    } else if (s == tuning::Section::Allgather) {
-                        for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER);
-                             ++i) {
-                            const std::string a(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, i));
-                            if (!wanted(a)) continue;
-                            nicsim::sim::CollectiveSpec spec;
-                            spec.model = m;
-                            spec.algorithm = a;
-                            spec.bytes = bytes;
-                            auto r = nicsim::sim::run_allgather(spec, nullptr, &w);
-                            consider({a, 0, packet},
-                                     r ? std::optional<double>(r->latency_us) : std::nullopt);
-                        }
-                    } else {
-                        for (const nicsim::plan::BarrierAlgorithm& b :
-                             nicsim::plan::barrier_algorithms()) {
-                            const std::string a(b.name);
-                            if (!wanted(a)) continue;
-                            nicsim::sim::CollectiveSpec spec;
-                            spec.model = m;
-                            spec.algorithm = a;
-                            auto r = nicsim::sim::run_barrier(spec, nullptr, &w);
-                            consider({a, 0},
-                                     r ? std::optional<double>(r->latency_us) : std::nullopt);
-                        }
-                    }
-                    m.mtu = model->mtu;
-                }
-                if (best.algorithm.empty()) {
+                auto best = search.best(s, n, bytes, &w);
+                if (!best) {
                     std::fprintf(
                         stderr,
                         "nicoll-tune generate: %s, %llu nodes, %llu bytes: no algorithm ran: %s\n",
@@ -236,51 +306,13 @@ int cmd_generate_model(const Args& args) {
                         w.empty() ? "--algorithms names none of its algorithms" : w.c_str());
                     return 1;
                 }
-                row.push_back(best);
+                row.push_back(*best);
             }
             g.best.push_back(std::move(row));
         }
         grids.push_back(std::move(g));
     }
-
-    std::vector<std::string> provenance;
-    provenance.push_back(
-        "\"generated_by\": " +
-        quote("nicoll-tune generate --model " + name +
-              o->echo({"--set", "--comm-sizes", "--sizes", "--colls", "--algorithms", "--packet-sizes"})));
-    provenance.push_back(
-        "\"method\": \"the engine's simulator (sim/bcast.h, sim/collective.h), one run per "
-        "algorithm, k and packet size (the model's mtu, and each of --packet-sizes) per cell, the "
-        "lowest latency kept; nodes = communicator size; the model's own mtu is written as auto\"");
-    std::string params = "\"model\": {";
-    bool first = true;
-    for (const auto& p : nicsim::sim::model_params()) {
-        if (p.name == "nodes") continue;
-        params += std::string(first ? "" : ", ") + quote(p.name) + ": " +
-                  quote(nicsim::sim::model_param_value(*model, p));
-        first = false;
-    }
-    provenance.push_back(params + "}");
-    const std::string text = write_table(grids, provenance);
-    tuning::LoadResult check = tuning::load_table(text, "generated table");
-    if (!check.table) {
-        std::fprintf(stderr,
-                     "nicoll-tune generate: internal error, the generated table is invalid: %s\n",
-                     check.errors.front().c_str());
-        return 1;
-    }
-    if (!o->has("--out") || o->text("--out") == "-") {
-        std::fputs(text.c_str(), stdout);
-        return 0;
-    }
-    std::ofstream out(o->text("--out"));
-    out << text;
-    if (!out.flush()) {
-        std::fprintf(stderr, "nicoll-tune generate: %s: cannot write\n", o->text("--out").c_str());
-        return 1;
-    }
-    std::fprintf(stderr, "nicoll-tune generate: wrote %s\n", o->text("--out").c_str());
-    return 0;
+    return emit_table(*o, grids, provenance(*o, name, *model));
 }
 
 }  // namespace nicoll::tune

@@ -14,15 +14,147 @@ namespace nicoll::tune {
 
 namespace {
 
+// A value and what decided it.
 struct Line {
     std::string value;
     std::string from;
 };
 
+void print(const char* what, const Line& l) {
+    std::printf("  %-12s %-12s from %s\n", what, l.value.c_str(), l.from.c_str());
+}
+
 std::string mca(const char* name) {
     const std::string var = std::string("OMPI_MCA_coll_nicoll_") + name;
     const char* v = std::getenv(var.c_str());
     return v == nullptr || std::string(v) == "auto" ? std::string() : std::string(v);
+}
+
+// The call the options describe; empty with *why.
+std::optional<tuning::Query> query_from(const Options& o, std::string* why) {
+    if (!o.has("--coll") || !o.has("--comm-size")) {
+        *why = "--coll and --comm-size are required";
+        return std::nullopt;
+    }
+    tuning::Query q;
+    const auto section = tuning::find_section(o.text("--coll"));
+    if (!section) {
+        *why = "--coll " + o.text("--coll") +
+               ": unknown collective (barrier, bcast, allgather, ibarrier, ibcast, iallgather, "
+               "transport)";
+        return std::nullopt;
+    }
+    q.section = *section;
+    const bool needs_bytes = q.section != tuning::Section::Transport &&
+                             q.section != tuning::Section::Barrier &&
+                             q.section != tuning::Section::Ibarrier;
+    if (needs_bytes && !o.has("--bytes")) {
+        *why = "--bytes is required for " + o.text("--coll");
+        return std::nullopt;
+    }
+    const auto comm = parse_one(o, "--comm-size", "", 2, 1 << 24, "one size", why);
+    const auto bytes =
+        comm ? parse_one(o, "--bytes", "0", 0, std::uint64_t{1} << 62, "one size", why)
+             : std::nullopt;
+    const auto nodes = bytes ? parse_one(o, "--nodes", "0", 0, 1 << 24, "one number", why) : bytes;
+    const auto ppn = nodes ? parse_one(o, "--ppn", "0", 0, 1 << 24, "one number", why) : nodes;
+    if (!ppn) return std::nullopt;
+    const auto fabric = o.has("--fabric") ? tuning::find_fabric(o.text("--fabric"))
+                                          : std::optional(tuning::Fabric::Unknown);
+    if (!fabric) {
+        *why = "--fabric " + o.text("--fabric") + ": not one of " + tuning::fabric_names();
+        return std::nullopt;
+    }
+    q.comm_size = static_cast<int>(*comm);
+    q.bytes = *bytes;
+    q.nodes = static_cast<int>(*nodes);
+    q.ppn = static_cast<int>(*ppn);
+    q.fabric = *fabric;
+    return q;
+}
+
+// --file, else coll_nicoll_tuning_file's; one that does not load is reported and not used.
+std::optional<tuning::Table> tuning_file(const Options& o) {
+    const std::string path = o.text("--file", mca("tuning_file"));
+    if (path.empty() || path == "-") return std::nullopt;
+    tuning::LoadResult r = tuning::load_table_file(path);
+    if (!r.table) {
+        std::printf("tuning file not used: %s%s\n", r.errors.front().c_str(),
+                    r.errors.size() > 1
+                        ? (" (and " + std::to_string(r.errors.size() - 1) + " more)").c_str()
+                        : "");
+    }
+    return std::move(r.table);
+}
+
+// The rule that decides `q`: the tuning file's first match, else the embedded default's.
+struct Decided {
+    const tuning::Rule* rule = nullptr;
+    std::string from;  // "rule FILE PATH"
+};
+
+Decided decide(const std::optional<tuning::Table>& file, const tuning::Query& q) {
+    for (const tuning::Table* t : {file ? &*file : nullptr, &tuning::embedded_table()}) {
+        if (t == nullptr) continue;
+        if (const tuning::Rule* r = tuning::decide(*t, q)) {
+            return {r, "rule " + t->name + " " + r->path()};
+        }
+    }
+    return {};
+}
+
+// The packet size: the variable, else the call's rule, else the transport's rule, else auto.
+Line packet_line(int comm_size, const Decided& call, const Decided& transport) {
+    if (!mca("packet_size").empty()) {
+        return {mca("packet_size"), "MCA variable coll_nicoll_packet_size"};
+    }
+    if (call.rule != nullptr && call.rule->packet_size != 0) {
+        return {std::to_string(call.rule->packet_size), call.from};
+    }
+    if (transport.rule != nullptr && transport.rule->packet_size != 0) {
+        return {std::to_string(transport.rule->packet_size), transport.from};
+    }
+    return {std::to_string(nicoll_tuning_auto_packet_size(comm_size)),
+            "auto (coll_nicoll_packet_size's auto)"};
+}
+
+Line credits_line(const Decided& transport) {
+    if (!mca("credits").empty()) return {mca("credits"), "MCA variable coll_nicoll_credits"};
+    if (transport.rule != nullptr && transport.rule->credits != 0) {
+        return {std::to_string(transport.rule->credits), transport.from};
+    }
+    return {"auto", "auto (8, fewer above 33 ranks)"};
+}
+
+// auto as the component has it (coll/coll_nicoll_tuning.c): bcast kbinomial; allgather rd while
+// the whole result fits in one packet of `packet` bytes, else ab; barrier the table's first.
+Line algorithm_line(const tuning::Query& q, int table, std::uint64_t packet, const Decided& call) {
+    const auto coll = static_cast<nicsim_collective_t>(table);
+    const char* var = table == NICSIM_COLL_BCAST       ? "bcast_algorithm"
+                      : table == NICSIM_COLL_ALLGATHER ? "allgather_algorithm"
+                                                       : "barrier_algorithm";
+    if (!mca(var).empty()) return {mca(var), std::string("MCA variable coll_nicoll_") + var};
+    if (call.rule != nullptr && call.rule->algorithm >= 0) {
+        return {nicsim_algorithm_name(coll, call.rule->algorithm), call.from};
+    }
+    const bool ab = table == NICSIM_COLL_ALLGATHER &&
+                    q.bytes * static_cast<std::uint64_t>(q.comm_size) > packet;
+    return {table == NICSIM_COLL_BCAST ? "kbinomial"
+            : ab                       ? "ab"
+                                       : nicsim_algorithm_name(coll, 0),
+            "auto (no rule, or the rule says auto)"};
+}
+
+// The k-binomial tree's fanout for a message in packets of `packet` bytes.
+Line k_line(const tuning::Query& q, std::uint64_t packet, const Decided& call) {
+    if (!mca("bcast_k").empty()) return {mca("bcast_k"), "MCA variable coll_nicoll_bcast_k"};
+    if (call.rule != nullptr && call.rule->k != 0) return {std::to_string(call.rule->k), call.from};
+    const std::uint64_t packets =
+        packet == 0 ? 1 : std::max<std::uint64_t>(1, (q.bytes + packet - 1) / packet);
+    const int best = nicsim::plan::optimal_k(q.comm_size, static_cast<std::int64_t>(packets));
+    return {std::to_string(best), "auto (Kesavan and Panda Theorem 3 for " +
+                                      std::to_string(packets) + " packet" +
+                                      (packets == 1 ? "" : "s") + ")"};
 }
 
 }  // namespace
@@ -33,135 +165,27 @@ int cmd_show(const Args& args) {
         args, {"--file", "--coll", "--comm-size", "--bytes", "--nodes", "--ppn", "--fabric"}, {},
         {}, &why);
     if (!o) return usage_error("show", why);
-    if (!o->has("--coll") || !o->has("--comm-size"))
-        return usage_error("show", "--coll and --comm-size are required");
-    auto section = tuning::find_section(o->text("--coll"));
-    if (!section)
-        return usage_error("show", "--coll " + o->text("--coll") +
-                                       ": unknown collective (barrier, bcast, allgather, ibarrier, "
-                                       "ibcast, iallgather, transport)");
-    const bool needs_bytes = *section != tuning::Section::Transport &&
-                             *section != tuning::Section::Barrier &&
-                             *section != tuning::Section::Ibarrier;
-    if (needs_bytes && !o->has("--bytes"))
-        return usage_error("show", "--bytes is required for " + o->text("--coll"));
-    auto comm = parse_list(o->text("--comm-size"), 2, 1 << 24, &why);
-    if (!comm || comm->size() != 1)
-        return usage_error("show", "--comm-size: " + (comm ? "one size" : why));
-    auto bytes = parse_list(o->text("--bytes", "0"), 0, (std::uint64_t{1} << 62), &why);
-    if (!bytes || bytes->size() != 1)
-        return usage_error("show", "--bytes: " + (bytes ? "one size" : why));
-    auto nodes = parse_list(o->text("--nodes", "0"), 0, 1 << 24, &why);
-    if (!nodes || nodes->size() != 1)
-        return usage_error("show", "--nodes: " + (nodes ? "one number" : why));
-    auto ppn = parse_list(o->text("--ppn", "0"), 0, 1 << 24, &why);
-    if (!ppn || ppn->size() != 1)
-        return usage_error("show", "--ppn: " + (ppn ? "one number" : why));
-    const auto fabric = o->has("--fabric") ? tuning::find_fabric(o->text("--fabric"))
-                                           : std::optional(tuning::Fabric::Unknown);
-    if (!fabric)
-        return usage_error(
-            "show", "--fabric " + o->text("--fabric") + ": not one of " + tuning::fabric_names());
-
-    tuning::Query q;
-    q.section = *section;
-    q.comm_size = static_cast<int>(comm->front());
-    q.bytes = bytes->front();
-    q.nodes = static_cast<int>(nodes->front());
-    q.ppn = static_cast<int>(ppn->front());
-    q.fabric = *fabric;
-
-    std::optional<tuning::Table> file;
-    std::string file_path = o->text("--file", mca("tuning_file"));
-    if (!file_path.empty() && file_path != "-") {
-        tuning::LoadResult r = tuning::load_table_file(file_path);
-        if (!r.table) {
-            std::printf("tuning file not used: %s%s\n", r.errors.front().c_str(),
-                        r.errors.size() > 1
-                            ? (" (and " + std::to_string(r.errors.size() - 1) + " more)").c_str()
-                            : "");
-        } else {
-            file = std::move(r.table);
-        }
-    }
-    const tuning::Rule* rule = file ? tuning::decide(*file, q) : nullptr;
-    std::string from = rule != nullptr ? file->name + " " + rule->path() : "";
-    if (rule == nullptr) {
-        rule = tuning::decide(tuning::embedded_table(), q);
-        if (rule != nullptr) from = "embedded default " + rule->path();
-    }
-    const std::string rule_from = rule != nullptr ? "rule " + from : "auto (no rule)";
-    const int table = tuning::section_engine_table(*section);
-    const bool bcast = *section == tuning::Section::Bcast || *section == tuning::Section::Ibcast;
-
-    std::printf("%s, comm size %d, %llu bytes:\n", o->text("--coll").c_str(), q.comm_size,
-                static_cast<unsigned long long>(q.bytes));
-    auto print = [](const char* what, const Line& l) {
-        std::printf("  %-12s %-12s from %s\n", what, l.value.c_str(), l.from.c_str());
-    };
-
-    // packet size, needed for auto k as well
-    std::uint64_t transport_packet = nicoll_tuning_auto_packet_size(q.comm_size);
-    Line packet{std::to_string(transport_packet), "auto (coll_nicoll_packet_size's auto)"};
-    tuning::Query tq = q;
+    const auto q = query_from(*o, &why);
+    if (!q) return usage_error("show", why);
+    const std::optional<tuning::Table> file = tuning_file(*o);
+    tuning::Query tq = *q;
     tq.section = tuning::Section::Transport;
-    const tuning::Rule* transport = file ? tuning::decide(*file, tq) : nullptr;
-    std::string transport_from = transport != nullptr ? file->name + " " + transport->path() : "";
-    if (transport == nullptr) {
-        transport = tuning::decide(tuning::embedded_table(), tq);
-        if (transport != nullptr) transport_from = "embedded default " + transport->path();
-    }
-    if (transport != nullptr && transport->packet_size != 0) {
-        transport_packet = transport->packet_size;
-        packet = {std::to_string(transport_packet), "rule " + transport_from};
-    }
-    if (rule != nullptr && rule->packet_size != 0)
-        packet = {std::to_string(rule->packet_size), rule_from};
-    if (!mca("packet_size").empty())
-        packet = {mca("packet_size"), "MCA variable coll_nicoll_packet_size"};
+    const Decided call = decide(file, *q), transport = decide(file, tq);
 
-    if (*section == tuning::Section::Transport) {
-        Line credits{"auto", "auto (8, fewer above 33 ranks)"};
-        if (transport != nullptr && transport->credits != 0)
-            credits = {std::to_string(transport->credits), "rule " + transport_from};
-        if (!mca("credits").empty()) credits = {mca("credits"), "MCA variable coll_nicoll_credits"};
+    std::printf("%s, comm size %d, %llu bytes:\n", o->text("--coll").c_str(), q->comm_size,
+                static_cast<unsigned long long>(q->bytes));
+    const Line packet = packet_line(q->comm_size, call, transport);
+    if (q->section == tuning::Section::Transport) {
         print("packet_size", packet);
-        print("credits", credits);
+        print("credits", credits_line(transport));
         return 0;
     }
-
-    const char* var = bcast                            ? "bcast_algorithm"
-                      : table == NICSIM_COLL_ALLGATHER ? "allgather_algorithm"
-                                                       : "barrier_algorithm";
-    // auto as the component has it (coll/coll_nicoll_tuning.c): allgather rd while the whole
-    // result fits in one packet, else ab.
-    const std::uint64_t call_packet =
-        rule != nullptr && rule->packet_size != 0 && mca("packet_size").empty()
-            ? rule->packet_size
-            : std::strtoull(packet.value.c_str(), nullptr, 10);
-    const bool ab = table == NICSIM_COLL_ALLGATHER &&
-                    q.bytes * static_cast<std::uint64_t>(q.comm_size) > call_packet;
-    Line algorithm{bcast ? "kbinomial"
-                   : ab  ? "ab"
-                         : nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), 0),
-                   "auto (no rule, or the rule says auto)"};
-    if (rule != nullptr && rule->algorithm >= 0) {
-        algorithm = {
-            nicsim_algorithm_name(static_cast<nicsim_collective_t>(table), rule->algorithm),
-            rule_from};
-    }
-    if (!mca(var).empty()) algorithm = {mca(var), std::string("MCA variable coll_nicoll_") + var};
+    const int table = tuning::section_engine_table(q->section);
+    const std::uint64_t packet_bytes = std::strtoull(packet.value.c_str(), nullptr, 10);
+    const Line algorithm = algorithm_line(*q, table, packet_bytes, call);
     print("algorithm", algorithm);
-    if (bcast) {
-        const std::uint64_t ps = std::strtoull(packet.value.c_str(), nullptr, 10);
-        const std::uint64_t packets =
-            ps == 0 ? 1 : std::max<std::uint64_t>(1, (q.bytes + ps - 1) / ps);
-        const int best = nicsim::plan::optimal_k(q.comm_size, static_cast<std::int64_t>(packets));
-        Line k{std::to_string(best), "auto (Kesavan and Panda Theorem 3 for " + std::to_string(packets) +
-                                         " packet" + (packets == 1 ? "" : "s") + ")"};
-        if (rule != nullptr && rule->k != 0) k = {std::to_string(rule->k), rule_from};
-        if (!mca("bcast_k").empty()) k = {mca("bcast_k"), "MCA variable coll_nicoll_bcast_k"};
-        if (algorithm.value == "kbinomial") print("k", k);
+    if (table == NICSIM_COLL_BCAST && algorithm.value == "kbinomial") {
+        print("k", k_line(*q, packet_bytes, call));
     }
     if (table != NICSIM_COLL_BARRIER) print("packet_size", packet);
     return 0;

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 
 #include "tune.h"
 
@@ -124,6 +125,35 @@ std::string write_table(const std::vector<Grid>& grids,
         out += ", \"algorithm\": \"auto\"}\n  ]";
     }
     return out + "\n}\n";
+}
+
+bool write_out(const Options& o, const std::string& text, const char* command) {
+    if (!o.has("--out") || o.text("--out") == "-") {
+        std::fputs(text.c_str(), stdout);
+        return true;
+    }
+    std::ofstream out(o.text("--out"));
+    out << text;
+    if (!out.flush()) {
+        std::fprintf(stderr, "nicoll-tune %s: %s: cannot write\n", command,
+                     o.text("--out").c_str());
+        return false;
+    }
+    std::fprintf(stderr, "nicoll-tune %s: wrote %s\n", command, o.text("--out").c_str());
+    return true;
+}
+
+int emit_table(const Options& o, const std::vector<Grid>& grids,
+               const std::vector<std::string>& provenance) {
+    const std::string text = write_table(grids, provenance);
+    tuning::LoadResult check = tuning::load_table(text, "generated table");
+    if (!check.table) {
+        std::fprintf(stderr,
+                     "nicoll-tune generate: internal error, the generated table is invalid: %s\n",
+                     check.errors.front().c_str());
+        return 1;
+    }
+    return write_out(o, text, "generate") ? 0 : 1;
 }
 
 }  // namespace nicoll::tune
