@@ -136,6 +136,8 @@ OMPI_MODULE_DECLSPEC extern nicoll_component_t mca_coll_nicoll_component;
 #define NICOLL_TRANSPORT_PML 0 /* Open MPI's point-to-point layer, to every peer */
 #define NICOLL_TRANSPORT_SHM 1 /* shared memory to the peers of this node, the PML to the rest */
 #define NICOLL_TRANSPORT_UCX 2 /* UCX active messages to every peer */
+/* Their names as the variable takes them, indexed by NICOLL_TRANSPORT_*, then NULL. */
+extern const char *const nicoll_transport_names[];
 /* (auto: shared memory inside a node, UCX between nodes, the PML where neither works) */
 
 struct nicoll_transport;

@@ -51,8 +51,7 @@ typedef struct nicoll_choice {
     const char *const *names; /* NULL-terminated, or NULL for a number */
 } nicoll_choice_t;
 
-/* coll_nicoll_transport's values, indexed by NICOLL_TRANSPORT_*. */
-static const char *const transport_names[] = {"pml", "shm", "ucx", NULL};
+const char *const nicoll_transport_names[] = {"pml", "shm", "ucx", NULL};
 /* coll_nicoll_progress's values, indexed by NICOLL_PROGRESS_*. */
 static const char *const progress_names[] = {"caller", "thread", NULL};
 /* coll_nicoll_progress_priority's values, indexed by NICOLL_PRIORITY_*. */
@@ -118,7 +117,7 @@ static nicoll_param_t nicoll_params[] = {
      "peer). Where shared memory or UCX cannot be used on every rank, the PML takes their "
      "peers. Must be the same on every rank: nicoll declines a communicator whose ranks "
      "differ.",
-     &NICOLL_C->transport_name, {-1, 0, 0, transport_names}, &NICOLL_C->transport},
+     &NICOLL_C->transport_name, {-1, 0, 0, nicoll_transport_names}, &NICOLL_C->transport},
     {"progress", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Who moves the packets of nonblocking collectives: caller (the process's MPI calls only), "
      "thread (also a progress thread of the process, which forwards packets and completes the "

@@ -68,7 +68,6 @@ static int64_t value(const nicoll_settings_t *s, size_t i)
 
 static void show(char *out, size_t n, size_t i, int64_t v)
 {
-    static const char *const transports[] = {"pml", "shm"};
     const nicsim_collective_t tables[] = {[AS_BCAST] = NICSIM_COLL_BCAST,
                                           [AS_ALLGATHER] = NICSIM_COLL_ALLGATHER,
                                           [AS_BARRIER] = NICSIM_COLL_BARRIER};
@@ -77,8 +76,8 @@ static void show(char *out, size_t n, size_t i, int64_t v)
         snprintf(out, n, "auto");
     } else if (AS_BCAST == as || AS_ALLGATHER == as || AS_BARRIER == as) {
         snprintf(out, n, "%s", nicsim_algorithm_name(tables[as], (int) v));
-    } else if (AS_TRANSPORT == as && 0 <= v && v < 2) {
-        snprintf(out, n, "%s", transports[v]);
+    } else if (AS_TRANSPORT == as && 0 <= v && v <= NICOLL_TRANSPORT_UCX) {
+        snprintf(out, n, "%s", nicoll_transport_names[v]);
     } else if (AS_DIGEST == as) {
         snprintf(out, n, "a table of digest %016" PRIx64, (uint64_t) v);
     } else {

@@ -36,7 +36,7 @@ served() { [ "$(count_of bcast calls)" -gt 0 ] && [ "$(count_of bcast fallbacks)
 
 for case in "credits 2 16" "packet_size 4096 1000" "bcast_algorithm binomial chain" \
             "bcast_k 2 3" "allgather_algorithm rd ab" "barrier_algorithm dissemination recursive_doubling" \
-            "transport shm pml" "tuning_file $dir/chain.json ''"; do
+            "transport ucx shm" "tuning_file $dir/chain.json ''"; do
     set -- $case
     [ "$3" = "''" ] && set -- "$1" "$2" ""
     run "$@"
