@@ -68,7 +68,7 @@ typedef struct nicoll_param {
     const char *help;
     void *storage;
     nicoll_choice_t choice;
-    void *parsed; /* int, or long for packet_size */
+    void *parsed; /* int, or long for packet_size, a size as tuning files write it ("64k") */
 } nicoll_param_t;
 
 #define NICOLL_C (&mca_coll_nicoll_component)
@@ -99,9 +99,10 @@ static nicoll_param_t nicoll_params[] = {
      &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0, NULL},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
-     "Payload bytes per engine packet, 1..67108864, or auto (the tuning table's, else 65536; "
-     "4194304 on communicators of two ranks, where no rank forwards). Must be the same on every "
-     "rank: nicoll declines a communicator whose ranks differ.",
+     "Payload bytes per engine packet, 1..67108864, written as in tuning files (64k, 4M: k, M "
+     "and G are 2^10, 2^20, 2^30), or auto (the tuning table's, else 64k; 4M on communicators "
+     "of two ranks, where no rank forwards). Must be the same on every rank: nicoll declines a "
+     "communicator whose ranks differ.",
      &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
@@ -209,6 +210,14 @@ static void parse(const nicoll_param_t *p)
                     ok = true;
                 }
             }
+        } else if (&NICOLL_C->packet_size == p->parsed) {
+            unsigned long long bytes = 0;
+            ok = nicoll_tuning_parse_size(value, &bytes) &&
+                 bytes >= (unsigned long long) p->choice.min &&
+                 bytes <= (unsigned long long) p->choice.max;
+            v = (long) bytes;
+            snprintf(valid, sizeof(valid), "%ld..%ld bytes, as 65536 or 64k (k, M, G: 2^10, 2^20, "
+                     "2^30)", p->choice.min, p->choice.max);
         } else {
             char *end = NULL;
             v = strtol(value, &end, 10);

@@ -92,6 +92,15 @@ const char* nicoll_tuning_fabric_name(nicoll_tuning_fabric_t fabric) {
     return nicoll::tuning::fabric_name(static_cast<nicoll::tuning::Fabric>(fabric)).data();
 }
 
+int nicoll_tuning_parse_size(const char* text, unsigned long long* bytes) {
+    std::uint64_t v = 0;
+    if (text == nullptr || nicoll::tuning::parse_size(text, &v) != nicoll::tuning::SizeSyntax::Ok) {
+        return 0;
+    }
+    *bytes = v;
+    return 1;
+}
+
 size_t nicoll_tuning_auto_packet_size(int comm_size) {
     return comm_size == 2 ? std::size_t{4} << 20 : 65536;
 }

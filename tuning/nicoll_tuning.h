@@ -69,6 +69,10 @@ int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t s
                          int comm_size, size_t bytes, int nodes, int ppn,
                          nicoll_tuning_fabric_t fabric, nicoll_tuning_decision_t *decision);
 
+/* A size as tuning files spell it ("65536", "64k", "4M": k, M and G are 2^10, 2^20, 2^30): 1
+ * with *bytes set, else 0. */
+int nicoll_tuning_parse_size(const char *text, unsigned long long *bytes);
+
 /* The packet size `auto` comes to where no rule of any table sets one (coll_nicoll_packet_size's
  * auto, which nicoll-tune show reports): 65536, since where ranks forward, packets pipeline a
  * message down a tree; 4 MiB between two ranks, where nothing is forwarded and every packet costs

@@ -120,7 +120,7 @@ private:
     // Sizes: a non-negative integer, or a string: an integer with an optional k, M or G suffix
     // (powers of 1024), or "inf" where `inf_ok`.
     std::optional<std::uint64_t> size(const JsonValue& v, const std::string& path, bool inf_ok) {
-        std::string t = v.text;
+        const std::string& t = v.text;
         if (v.type != Type::Number && v.type != Type::String) {
             error(v.at, path,
                   "expected a size (a number, or a string such as \"64k\"" +
@@ -133,41 +133,26 @@ private:
             error(v.at, path, "\"inf\" may only end a range");
             return std::nullopt;
         }
-        std::uint64_t unit = 1;
-        if (v.type == Type::String && !t.empty()) {
-            const char last = t.back();
-            if (last == 'k' || last == 'K') unit = 1024;
-            if (last == 'M') unit = 1024 * 1024;
-            if (last == 'G') unit = 1024 * 1024 * 1024;
-            if (unit != 1) t.pop_back();
-        }
-        if (!t.empty() && t[0] == '-') {
-            error(v.at, path, "negative size " + quoted(v));
-            return std::nullopt;
-        }
-        if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) {
-            error(v.at, path,
-                  "not a size: " + quoted(v) + " (an integer, with k, M or G for 2^10, 2^20, 2^30" +
-                      std::string(inf_ok ? ", or inf)" : ")"));
-            return std::nullopt;
-        }
-        std::uint64_t n = 0;
-        for (char c : t) {
-            if (n > (kMaxSize - static_cast<std::uint64_t>(c - '0')) / 10) {
+        std::uint64_t bytes = 0;
+        switch (parse_size(t, &bytes)) {
+            case SizeSyntax::Ok:
+                return bytes;
+            case SizeSyntax::Negative:
+                error(v.at, path, "negative size " + quoted(v));
+                break;
+            case SizeSyntax::NotSize:
+                error(v.at, path,
+                      "not a size: " + quoted(v) +
+                          " (an integer, with k, M or G for 2^10, 2^20, 2^30" +
+                          std::string(inf_ok ? ", or inf)" : ")"));
+                break;
+            case SizeSyntax::TooLarge:
                 error(v.at, path,
                       "too large: " + quoted(v) + " (at most 2^63-1" +
                           std::string(inf_ok ? ", or inf)" : ")"));
-                return std::nullopt;
-            }
-            n = n * 10 + static_cast<std::uint64_t>(c - '0');
+                break;
         }
-        if (n > kMaxSize / unit) {
-            error(v.at, path,
-                  "too large: " + quoted(v) + " (at most 2^63-1" +
-                      std::string(inf_ok ? ", or inf)" : ")"));
-            return std::nullopt;
-        }
-        return n * unit;
+        return std::nullopt;
     }
 
     static std::string quoted(const JsonValue& v) {
@@ -571,6 +556,29 @@ std::string format_size(std::uint64_t v) {
     if (v != 0 && v % (1 << 20) == 0) return std::to_string(v >> 20) + "M";
     if (v != 0 && v % 1024 == 0) return std::to_string(v >> 10) + "k";
     return std::to_string(v);
+}
+
+SizeSyntax parse_size(std::string_view text, std::uint64_t* bytes) {
+    std::uint64_t unit = 1;
+    if (!text.empty()) {
+        const char last = text.back();
+        if (last == 'k' || last == 'K') unit = std::uint64_t{1} << 10;
+        if (last == 'M') unit = std::uint64_t{1} << 20;
+        if (last == 'G') unit = std::uint64_t{1} << 30;
+        if (unit != 1) text.remove_suffix(1);
+    }
+    if (!text.empty() && text[0] == '-') return SizeSyntax::Negative;
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) {
+        return SizeSyntax::NotSize;
+    }
+    std::uint64_t n = 0;
+    for (char c : text) {
+        if (n > (kMaxSize - static_cast<std::uint64_t>(c - '0')) / 10) return SizeSyntax::TooLarge;
+        n = n * 10 + static_cast<std::uint64_t>(c - '0');
+    }
+    if (n > kMaxSize / unit) return SizeSyntax::TooLarge;
+    *bytes = n * unit;
+    return SizeSyntax::Ok;
 }
 
 std::string format_range(const Range& r) {

@@ -57,6 +57,11 @@ struct Range {
 };
 // "12", "64k", "[2, 8]", "inf": the way ranges are written in files and printed.
 std::string format_size(std::uint64_t v);
+// A size as tuning files, coll_nicoll_packet_size and nicoll-tune's options spell it: decimal
+// digits with an optional k (or K), M or G for 2^10, 2^20, 2^30; at most 2^63-1, so that a
+// range's end + 1 never wraps.
+enum class SizeSyntax { Ok, Negative, NotSize, TooLarge };
+SizeSyntax parse_size(std::string_view text, std::uint64_t* bytes);
 std::string format_range(const Range& r);
 
 struct Rule {

@@ -106,9 +106,10 @@ check "... nicoll ran the collectives, with no fallback" served
 # stops at 256 KiB, so the 64 KiB packets of test_coll's larger messages are read from the
 # sender's memory, a message's packets that are in the ring already with one process_vm_readv
 # (nicsim_group_place's room): every check passes and a rank read more payloads than it made
-# reads (coll_nicoll_read_in_place, coll_nicoll_in_place_reads).
+# reads (coll_nicoll_read_in_place, coll_nicoll_in_place_reads). The packet size is written as
+# in tuning files, 64k.
 mpirun_test --mca coll nicoll,basic,libnbc,self --mca coll_nicoll_stats 2 \
-    --mca coll_nicoll_shm_limit 1 --mca coll_nicoll_packet_size 65536 -np 2 \
+    --mca coll_nicoll_shm_limit 1 --mca coll_nicoll_packet_size 64k -np 2 \
     "$top_builddir/test/mpi/test_coll" --sections blocking,nonblocking --large 1000000 >"$log" 2>&1
 status=$?
 test_coll_ran "$log"
@@ -116,6 +117,8 @@ echo "# coll_nicoll_shm_limit 1, 64 KiB packets: test_coll $passed of ${checks:-
     "exit $status"
 grep 'payloads read in place' "$log" | sed 's/.*stats rank/# rank/'
 check "coll_nicoll_shm_limit 1 on 2 ranks, 64 KiB packets: every test_coll check passes" all_passed
+check "... coll_nicoll_packet_size 64k taken, not warned about" \
+    [ "$(grep -c 'coll_nicoll_packet_size=64k: not a valid value' "$log")" -eq 0 ]
 check "... a rank read several payloads in place in one read" \
     awk '/payloads read in place/ { if ($(NF - 3) > $(NF - 1)) ok = 1 } END { exit !ok }' "$log"
 

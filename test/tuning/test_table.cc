@@ -2,10 +2,12 @@
 // valid tables.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "nicsim/nicsim.h"
+#include "nicoll_tuning.h"
 #include "table.h"
 
 namespace nicoll::tuning {
@@ -355,6 +357,49 @@ TEST(Tuning, Sizes) {
     EXPECT_EQ(r.errors[0],
               "f.json:3:36: $.bcast[2]: bytes [9223372036854775807, inf] overlap bcast[1]'s "
               "[1073741825, 9223372036854775807]");
+}
+
+// parse_size, which tuning files, coll_nicoll_packet_size (nicoll_tuning_parse_size) and
+// nicoll-tune's lists share.
+TEST(Tuning, ParseSize) {
+    struct Case {
+        const char* text;
+        SizeSyntax syntax;
+        std::uint64_t bytes;
+    };
+    for (const Case& c : std::initializer_list<Case>{
+             {"0", SizeSyntax::Ok, 0},
+             {"65536", SizeSyntax::Ok, 65536},
+             {"64k", SizeSyntax::Ok, 65536},
+             {"64K", SizeSyntax::Ok, 65536},
+             {"4M", SizeSyntax::Ok, 4u << 20},
+             {"1G", SizeSyntax::Ok, 1u << 30},
+             {"9223372036854775807", SizeSyntax::Ok, (std::uint64_t{1} << 63) - 1},
+             {"8589934591G", SizeSyntax::Ok, (std::uint64_t{8589934591}) << 30},
+             {"9223372036854775808", SizeSyntax::TooLarge, 0},
+             {"8589934592G", SizeSyntax::TooLarge, 0},
+             {"-5", SizeSyntax::Negative, 0},
+             {"-5k", SizeSyntax::Negative, 0},
+             {"", SizeSyntax::NotSize, 0},
+             {"k", SizeSyntax::NotSize, 0},
+             {"4m", SizeSyntax::NotSize, 0},
+             {"12abc", SizeSyntax::NotSize, 0},
+             {" 64", SizeSyntax::NotSize, 0},
+             {"+64", SizeSyntax::NotSize, 0},
+             {"1.5M", SizeSyntax::NotSize, 0},
+             {"64kk", SizeSyntax::NotSize, 0},
+         }) {
+        std::uint64_t bytes = 0;
+        EXPECT_EQ(parse_size(c.text, &bytes), c.syntax) << '"' << c.text << '"';
+        if (c.syntax == SizeSyntax::Ok) {
+            EXPECT_EQ(bytes, c.bytes) << '"' << c.text << '"';
+        }
+    }
+    unsigned long long bytes = 0;
+    EXPECT_EQ(nicoll_tuning_parse_size("64k", &bytes), 1);
+    EXPECT_EQ(bytes, 65536u);
+    EXPECT_EQ(nicoll_tuning_parse_size("64 k", &bytes), 0);
+    EXPECT_EQ(nicoll_tuning_parse_size(nullptr, &bytes), 0);
 }
 
 TEST(Tuning, UnreadableFile) {

@@ -120,19 +120,13 @@ std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std:
     std::size_t pos = 0;
     while (pos <= text.size()) {
         const std::size_t comma = std::min(text.find(',', pos), text.size());
-        std::string item(text.substr(pos, comma - pos));
-        std::uint64_t unit = 1;
-        if (!item.empty() && (item.back() == 'k' || item.back() == 'K')) unit = 1024;
-        if (!item.empty() && item.back() == 'M') unit = 1 << 20;
-        if (!item.empty() && item.back() == 'G') unit = 1 << 30;
-        if (unit != 1) item.pop_back();
-        if (item.empty() || item.size() > 12 ||
-            item.find_first_not_of("0123456789") != std::string::npos) {
-            *why = "\"" + std::string(text.substr(pos, comma - pos)) + "\" in \"" +
-                   std::string(text) + "\": not a number (an integer, optionally with k, M or G)";
+        const std::string_view item = text.substr(pos, comma - pos);
+        std::uint64_t v = 0;
+        if (tuning::parse_size(item, &v) != tuning::SizeSyntax::Ok) {
+            *why = "\"" + std::string(item) + "\" in \"" + std::string(text) +
+                   "\": not a number (an integer, optionally with k, M or G)";
             return std::nullopt;
         }
-        const std::uint64_t v = std::stoull(item) * unit;
         if (v < min || v > max) {
             *why = std::to_string(v) + " in \"" + std::string(text) + "\": out of range " +
                    std::to_string(min) + ".." + std::to_string(max);

@@ -103,10 +103,13 @@ Decided decide(const std::optional<tuning::Table>& file, const tuning::Query& q)
     return {};
 }
 
-// The packet size: the variable, else the call's rule, else the transport's rule, else auto.
+// The packet size in bytes: the variable (where it is a size in range; the component takes
+// auto for any other), else the call's rule, else the transport's rule, else auto.
 Line packet_line(int comm_size, const Decided& call, const Decided& transport) {
-    if (!mca("packet_size").empty()) {
-        return {mca("packet_size"), "MCA variable coll_nicoll_packet_size"};
+    std::uint64_t bytes = 0;
+    if (tuning::parse_size(mca("packet_size"), &bytes) == tuning::SizeSyntax::Ok && bytes >= 1 &&
+        bytes <= tuning::kMaxPacketSize) {
+        return {std::to_string(bytes), "MCA variable coll_nicoll_packet_size"};
     }
     if (call.rule != nullptr && call.rule->packet_size != 0) {
         return {std::to_string(call.rule->packet_size), call.from};

@@ -92,7 +92,8 @@ std::string write_table(const std::vector<Grid>& grids,
             }
             const std::uint64_t lo = c == 0 ? 2 : g.comm_sizes[c];
             const bool several = c < g.several_nodes.size() && g.several_nodes[c];
-            if (!rows.empty() && rows.back().cells == cells && rows.back().several_nodes == several) {
+            if (!rows.empty() && rows.back().cells == cells &&
+                rows.back().several_nodes == several) {
                 continue;
             }
             rows.push_back({lo, several, std::move(cells)});
