@@ -316,8 +316,8 @@ typedef struct nicoll_transport {
                                 * packets to offer again (nicsim_group_progress) */
     nicsim_request_t *retired; /* the last blocking collective's, released while the next waits */
     bool caller_polls;         /* in a blocking collective (nicoll_progress_caller_polls) */
-    bool watched;              /* the progress thread sleeps on its doorbell (nicoll_progress_watch) */
-    bool unbelled;             /* to be watched, but past the thread's doorbells: it sleeps in steps */
+    bool watched;              /* the thread sleeps on its doorbell (nicoll_progress_watch) */
+    bool unbelled;             /* to be watched past the thread's doorbells: it sleeps in steps */
     int deferred;              /* nonblocking collectives handed to the progress thread and not
                                 * posted yet (nicoll_post) */
     bool set_up;               /* the first collective set the communicator up (or failed to) */
@@ -422,7 +422,8 @@ static inline nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
     return m->transport.set_up ? m->transport.error : nicoll_transport_set_up(m);
 }
 /* The settings every rank of a communicator must share, as this rank resolved them
- * (coll_nicoll_settings.c): numbers, table indexes or NICOLL_AUTO, and the tuning table's digest. */
+ * (coll_nicoll_settings.c): numbers, table indexes or NICOLL_AUTO, and the tuning table's
+ * digest. */
 typedef struct nicoll_settings {
     int64_t packet_size, credits, bcast_algorithm, bcast_k, allgather_algorithm,
         barrier_algorithm, transport, tuning, thread_multiple;
@@ -599,6 +600,13 @@ extern const char *const nicoll_coll_names[NICOLL_COLLS];
                                 "nicoll: " __VA_ARGS__);                                      \
         }                                                                                     \
     } while (0)
+
+/* A communicator as messages name it: its name (MPI_Comm_set_name, or Open MPI's), or "unnamed"
+ * where it has none; with its cid beside it. */
+static inline const char *nicoll_comm_name(const struct ompi_communicator_t *comm)
+{
+    return '\0' != comm->c_name[0] ? comm->c_name : "unnamed";
+}
 
 END_C_DECLS
 

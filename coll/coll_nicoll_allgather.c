@@ -21,10 +21,10 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
      * sizes, so all fall back. (total / packet_size >= MAX, divided by the constant: a shift.) */
     const bool declined = nicoll_declined(m);
     nicoll_decision_t d;
-    nicoll_decide(m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, block, &d);
+    const nicoll_coll_t coll = NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER;
+    nicoll_decide(m, coll, block, &d);
     if (declined || total / NICOLL_ALLGATHER_MAX_PACKETS >= d.packet_size) {
-        ++mca_coll_nicoll_component.stats.coll[NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER]
-              .fallbacks;
+        ++mca_coll_nicoll_component.stats.coll[coll].fallbacks;
         return NULL == request
                    ? m->previous_allgather(sbuf, scount, stype, rbuf, rcount, rtype, comm,
                                            m->previous_allgather_module)

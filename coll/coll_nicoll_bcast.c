@@ -33,8 +33,9 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
             if (NULL == flat) {
                 s = NICSIM_ERR_NO_MEMORY;
             } else if (rank == root) {
-                s = OMPI_SUCCESS == nicoll_pack(buf, count, type, flat, bytes) ? NICSIM_OK
-                                                                                 : NICSIM_ERR_INVALID;
+                s = OMPI_SUCCESS == nicoll_pack(buf, count, type, flat, bytes)
+                        ? NICSIM_OK
+                        : NICSIM_ERR_INVALID;
             } else {
                 req->unpack_to = buf;
                 req->unpack_count = count;

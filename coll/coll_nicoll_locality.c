@@ -83,7 +83,7 @@ int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, int *node_of,
             opal_output(0, "nicoll: communicator %s (cid %u): a rank could not allocate its "
                            "transport or set-up buffers; nicoll declines this communicator, the "
                            "next component serves it",
-                        comm->c_name, (unsigned) comm->c_contextid);
+                        nicoll_comm_name(comm), (unsigned) comm->c_contextid);
         }
         free(places);
         return OMPI_SUCCESS;

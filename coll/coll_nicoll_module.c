@@ -123,7 +123,7 @@ static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     nicsim_status_t s = nicoll_transport_init(&m->transport, comm);
     if (NICSIM_OK != s) {
         opal_output(0, "nicoll: communicator %s (cid %u): cannot create the transport: %s",
-                    comm->c_name, (unsigned) comm->c_contextid, nicsim_status_string(s));
+                    nicoll_comm_name(comm), (unsigned) comm->c_contextid, nicsim_status_string(s));
         return OMPI_SUCCESS;
     }
     watch_free(m, comm);
@@ -134,7 +134,7 @@ static int nicoll_module_enable(mca_coll_base_module_t *module, struct ompi_comm
     NICOLL_VERBOSE(10,
                    "communicator %s (cid %u, size %d): bcast=%s k=%s allgather=%s barrier=%s "
                    "packet_size=%zu credits=%d",
-                   comm->c_name, (unsigned) comm->c_contextid, ompi_comm_size(comm),
+                   nicoll_comm_name(comm), (unsigned) comm->c_contextid, ompi_comm_size(comm),
                    algorithm_name(NICSIM_COLL_BCAST, c->bcast_algorithm), k,
                    algorithm_name(NICSIM_COLL_ALLGATHER, c->allgather_algorithm),
                    algorithm_name(NICSIM_COLL_BARRIER, c->barrier_algorithm),
@@ -153,7 +153,7 @@ mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int 
         why = "size 1 needs no communication";
     }
     if (NULL != why) {
-        NICOLL_VERBOSE(10, "declining communicator %s (cid %u): %s", comm->c_name,
+        NICOLL_VERBOSE(10, "declining communicator %s (cid %u): %s", nicoll_comm_name(comm),
                        (unsigned) comm->c_contextid, why);
         return NULL;
     }
@@ -175,7 +175,7 @@ mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int 
 
 int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim_status_t status)
 {
-    opal_output(0, "nicoll: %s on communicator %s (cid %u) failed: %s", operation, comm->c_name,
-                (unsigned) comm->c_contextid, nicsim_status_string(status));
+    opal_output(0, "nicoll: %s on communicator %s (cid %u) failed: %s", operation,
+                nicoll_comm_name(comm), (unsigned) comm->c_contextid, nicsim_status_string(status));
     return NICSIM_ERR_NO_MEMORY == status ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERROR;
 }

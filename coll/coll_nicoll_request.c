@@ -143,7 +143,7 @@ static nicsim_status_t finish(nicoll_request_t *req, nicsim_status_t s, bool blo
         nicoll_transport_count(t);
     }
     NICOLL_VERBOSE(20, "%s on %s (cid %u): %zu bytes, %s", nicoll_coll_names[req->coll],
-                   t->comm->c_name, (unsigned) t->comm->c_contextid, req->bytes,
+                   nicoll_comm_name(t->comm), (unsigned) t->comm->c_contextid, req->bytes,
                    nicsim_status_string(s));
     return s;
 }
@@ -497,8 +497,9 @@ static int progress(void)
         }
         s = finish(req, s, false);
         req->super.req_status.MPI_ERROR =
-            NICSIM_OK == s ? OMPI_SUCCESS
-                           : nicoll_error(req->module->transport.comm, nicoll_coll_names[req->coll], s);
+            NICSIM_OK == s
+                ? OMPI_SUCCESS
+                : nicoll_error(req->module->transport.comm, nicoll_coll_names[req->coll], s);
         req->next = NULL;
         *done_tail = req;
         done_tail = &req->next;

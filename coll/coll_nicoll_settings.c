@@ -107,8 +107,9 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
                         "nicoll: communicator %s (cid %u): %s differs across ranks: "
                         "%s on rank 0, %s on rank %d (%d of %d ranks differ from rank 0); "
                         "nicoll declines this communicator, the next component serves it",
-                        m->transport.comm->c_name, (unsigned) m->transport.comm->c_contextid,
-                        settings[i].name, mine, theirs, first, differing, size);
+                        nicoll_comm_name(m->transport.comm),
+                        (unsigned) m->transport.comm->c_contextid, settings[i].name, mine, theirs,
+                        first, differing, size);
         }
         return false;
     }
@@ -116,7 +117,8 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
      * against collectives from several threads. */
     if (OF(0)->thread_multiple) {
         NICOLL_VERBOSE(10, "declining communicator %s (cid %u): MPI_THREAD_MULTIPLE",
-                       m->transport.comm->c_name, (unsigned) m->transport.comm->c_contextid);
+                       nicoll_comm_name(m->transport.comm),
+                       (unsigned) m->transport.comm->c_contextid);
         return false;
     }
 #undef OF

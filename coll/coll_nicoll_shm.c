@@ -321,7 +321,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                       : NULL == m->previous_allgather ? "no previous allgather to set it up with"
                                                       : NULL;
     if (NULL != why) {
-        NICOLL_VERBOSE(10, "communicator %s (cid %u): no shared memory: %s", comm->c_name,
+        NICOLL_VERBOSE(10, "communicator %s (cid %u): no shared memory: %s", nicoll_comm_name(comm),
                        (unsigned) comm->c_contextid, why);
         return NULL;
     }
@@ -477,25 +477,25 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                        "ranks of this node; no staging areas (a rank's share of "
                        "coll_nicoll_shm_limit, %zu KiB, would not hold them): payloads over %zu "
                        "bytes read by cross-memory attach",
-                       comm->c_name, (unsigned) comm->c_contextid, size, budget() >> 10,
+                       nicoll_comm_name(comm), (unsigned) comm->c_contextid, size, budget() >> 10,
                        s->inline_bytes);
     } else if (ok && !alone) {
         NICOLL_VERBOSE(10,
                        "communicator %s (cid %u): packets through shared memory between the %d "
                        "ranks of this node; payloads over %zu bytes staged up to %zu, larger "
                        "ones read by cross-memory attach",
-                       comm->c_name, (unsigned) comm->c_contextid, size, s->inline_bytes,
+                       nicoll_comm_name(comm), (unsigned) comm->c_contextid, size, s->inline_bytes,
                        s->stage_limit);
     } else if (SHM_OVER_LIMIT == level) {
         NICOLL_VERBOSE(10,
                        "communicator %s (cid %u): no shared memory: its segment would take a "
                        "rank over its share of coll_nicoll_shm_limit (%zu KiB here)",
-                       comm->c_name, (unsigned) comm->c_contextid, budget() >> 10);
+                       nicoll_comm_name(comm), (unsigned) comm->c_contextid, budget() >> 10);
     } else if (!ok) {
         NICOLL_VERBOSE(10,
                        "communicator %s (cid %u): no shared memory: a rank could not map "
                        "the shared segment or read a peer's memory (process_vm_readv)",
-                       comm->c_name, (unsigned) comm->c_contextid);
+                       nicoll_comm_name(comm), (unsigned) comm->c_contextid);
     }
     free(hello);
     if ((!ok || alone) && NULL != s) {
@@ -535,7 +535,7 @@ __attribute__((cold, noinline)) static void tell_refused(nicoll_transport_t *t)
                    "communicator %s (cid %u): this rank's staging area stops at %zu KiB, half "
                    "its share (%zu KiB) of coll_nicoll_shm_limit being used: payloads that do "
                    "not fit are read by cross-memory attach",
-                   t->comm->c_name, (unsigned) t->comm->c_contextid, s->stage.ready >> 10,
+                   nicoll_comm_name(t->comm), (unsigned) t->comm->c_contextid, s->stage.ready >> 10,
                    budget() >> 10);
 }
 

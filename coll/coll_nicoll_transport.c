@@ -11,8 +11,8 @@
  * Receives: recv_slots receives from MPI_ANY_SOURCE stay posted, in a ring. The engine's flow
  * control lets each peer have at most `credits` packets unconsumed here, and there are
  * credits x pml_peers slots, so every packet finds a posted receive and the PML never queues one
- * as unexpected (LFC's rule, Bhoedjang et al. §3.1). The PML matches arriving packets to receives in
- * posting order, so taking completed receives from the head of the ring, and reposting each at
+ * as unexpected (LFC's rule, Bhoedjang et al. §3.1). The PML matches arriving packets to receives
+ * in posting order, so taking completed receives from the head of the ring, and reposting each at
  * the tail, hands the engine every sender's packets in the order they were sent. The engine
  * consumes a packet when it is handed over (it places the payload or keeps a copy), which frees
  * the slot and earns the sender its credit back.
@@ -276,7 +276,7 @@ static void choose_fabrics(nicoll_module_t *m)
     }
     NICOLL_VERBOSE(10, "communicator %s (cid %u): this rank reaches %d peers through shared "
                        "memory, %d through UCX, %d through the PML",
-                   t->comm->c_name, (unsigned) t->comm->c_contextid, peers[0], peers[1],
+                   nicoll_comm_name(t->comm), (unsigned) t->comm->c_contextid, peers[0], peers[1],
                    peers[2]);
     t->recv_slots = t->credits * t->pml_peers; /* (receives are posted at the first poll) */
     if (0 == t->pml_peers) {
@@ -343,7 +343,7 @@ __attribute__((cold)) nicsim_status_t nicoll_transport_set_up(nicoll_module_t *m
         free(windows);
         if (NICSIM_OK != t->error) {
             opal_output(0, "nicoll: communicator %s (cid %u): cannot create the engine group: %s",
-                        t->comm->c_name, (unsigned) t->comm->c_contextid,
+                        nicoll_comm_name(t->comm), (unsigned) t->comm->c_contextid,
                         nicsim_status_string(t->error));
         }
         /* (without a previous allgather a failure stays this rank's, as above) */
@@ -351,7 +351,7 @@ __attribute__((cold)) nicsim_status_t nicoll_transport_set_up(nicoll_module_t *m
         if (!agree && 0 == ompi_comm_rank(t->comm)) {
             opal_output(0, "nicoll: communicator %s (cid %u): a rank could not create its engine "
                            "group; nicoll declines this communicator, the next component serves it",
-                        t->comm->c_name, (unsigned) t->comm->c_contextid);
+                        nicoll_comm_name(t->comm), (unsigned) t->comm->c_contextid);
         }
         if (NICSIM_OK == t->error && NULL != config.order && size <= 64) {
             char line[64 * 8] = "";
@@ -359,7 +359,7 @@ __attribute__((cold)) nicsim_status_t nicoll_transport_set_up(nicoll_module_t *m
                 used += snprintf(line + used, sizeof(line) - used, " %d", order[i]);
             }
             NICOLL_VERBOSE(10, "communicator %s (cid %u): ranks in locality order:%s",
-                           t->comm->c_name, (unsigned) t->comm->c_contextid, line);
+                           nicoll_comm_name(t->comm), (unsigned) t->comm->c_contextid, line);
         }
     }
     if (!agree) { /* every rank alike: the previous component serves the communicator */

@@ -136,7 +136,7 @@ static void decide(const nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, n
         NICOLL_VERBOSE(20, "%s on %s (cid %u), %zu bytes: algorithm %s k %s packet_size %zu "
                            "(rule %s of %s, nodes %d ppn %d fabric %s; MCA variables "
                            "override)",
-                       nicoll_coll_names[coll], m->transport.comm->c_name,
+                       nicoll_coll_names[coll], nicoll_comm_name(m->transport.comm),
                        (unsigned) m->transport.comm->c_contextid, bytes,
                        nicsim_algorithm_name(table, d->algorithm), k, d->packet_size,
                        r.rule, from, m->nodes, m->ppn, nicoll_tuning_fabric_name(m->fabric));

@@ -469,7 +469,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
     if (size != failing) {
         if (NULL != why) {
             NICOLL_VERBOSE(10, "communicator %s (cid %u): this rank cannot use UCX: %s",
-                           comm->c_name, (unsigned) comm->c_contextid, why);
+                           nicoll_comm_name(comm), (unsigned) comm->c_contextid, why);
         }
         if (0 == rank) {
             char who[128];
@@ -483,7 +483,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
             }
             opal_output(0, "nicoll: communicator %s (cid %u): a rank cannot use UCX (%s); the PML "
                            "carries the packets UCX would have",
-                        comm->c_name, (unsigned) comm->c_contextid, who);
+                        nicoll_comm_name(comm), (unsigned) comm->c_contextid, who);
         }
     }
     return u;
@@ -716,7 +716,7 @@ nicoll_ucx_t *nicoll_ucx_setup(nicoll_module_t *m, const bool *reach)
 {
     (void) reach;
     NICOLL_VERBOSE(10, "communicator %s (cid %u): no UCX fabric: nicoll was built without UCX",
-                   m->transport.comm->c_name, (unsigned) m->transport.comm->c_contextid);
+                   nicoll_comm_name(m->transport.comm), (unsigned) m->transport.comm->c_contextid);
     return NULL;
 }
 
