@@ -408,6 +408,8 @@ typedef struct nicoll_module {
     /* Per collective, the last decision: an application repeats its calls, and the same inputs
      * always decide alike. */
     nicoll_decided_t decided[NICOLL_COLLS];
+    /* The failures nicoll_error() reported here, a bit per status: each is said once. */
+    unsigned errors_said;
 } nicoll_module_t;
 
 OBJ_CLASS_DECLARATION(nicoll_module_t);
@@ -580,8 +582,10 @@ int nicoll_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *styp
                       int rcount, struct ompi_datatype_t *rtype, struct ompi_communicator_t *comm,
                       ompi_request_t **request, mca_coll_base_module_t *module);
 
-/* Reports a failed collective in one line and returns the matching OMPI error code. */
-int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim_status_t status);
+/* Reports a failed collective in one line, the first time it fails so on this communicator (an
+ * application that goes on after errors would otherwise print one per call and rank), and returns
+ * the matching OMPI error code. */
+int nicoll_error(nicoll_module_t *m, nicoll_coll_t coll, nicsim_status_t status);
 
 /* A local failure `why` (an allocation, packing) came before this rank could post its next
  * collective: the collective is posted as an abort instead (nicsim_abort_post), so that every

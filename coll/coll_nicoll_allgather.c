@@ -34,14 +34,11 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
 
     nicoll_lock(); /* (coll_nicoll_progress.c) */
     nicoll_request_t on_stack;
-    nicoll_request_t *req = nicoll_request_new(
-        m, NULL == request ? NICOLL_ALLGATHER : NICOLL_IALLGATHER, NULL == request, &on_stack);
+    nicoll_request_t *req = nicoll_request_new(m, coll, NULL == request, &on_stack);
     if (NULL == req) {
         nicoll_abort_unwaited(m);
         nicoll_unlock();
-        return nicoll_error(comm, nicoll_coll_names[NULL == request ? NICOLL_ALLGATHER
-                                                                     : NICOLL_IALLGATHER],
-                            NICSIM_ERR_NO_MEMORY);
+        return nicoll_error(m, coll, NICSIM_ERR_NO_MEMORY);
     }
     req->bytes = total;
     nicsim_status_t s = nicoll_transport_ready(m);

@@ -2,7 +2,7 @@
 #include "coll_nicoll.h"
 
 NICOLL_HOT_PATH
-static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, nicoll_module_t *m)
+static int barrier(ompi_request_t **request, nicoll_module_t *m)
 {
     nicoll_lock(); /* (coll_nicoll_progress.c) */
     nicoll_request_t on_stack;
@@ -12,8 +12,7 @@ static int barrier(struct ompi_communicator_t *comm, ompi_request_t **request, n
     if (NULL == req) {
         nicoll_abort_unwaited(m);
         nicoll_unlock();
-        return nicoll_error(comm, nicoll_coll_names[NULL == request ? NICOLL_BARRIER
-                                                                     : NICOLL_IBARRIER],
+        return nicoll_error(m, NULL == request ? NICOLL_BARRIER : NICOLL_IBARRIER,
                             NICSIM_ERR_NO_MEMORY);
     }
     nicsim_status_t s = nicoll_transport_ready(m);
@@ -41,7 +40,7 @@ int nicoll_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *mod
         ++mca_coll_nicoll_component.stats.coll[NICOLL_BARRIER].fallbacks;
         return m->previous_barrier(comm, m->previous_barrier_module);
     }
-    return barrier(comm, NULL, m);
+    return barrier(NULL, m);
 }
 
 NICOLL_HOT_PATH
@@ -53,5 +52,5 @@ int nicoll_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
         ++mca_coll_nicoll_component.stats.coll[NICOLL_IBARRIER].fallbacks;
         return m->previous_ibarrier(comm, request, m->previous_ibarrier_module);
     }
-    return barrier(comm, request, m);
+    return barrier(request, m);
 }

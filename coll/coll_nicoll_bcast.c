@@ -19,7 +19,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
     if (NULL == req) {
         nicoll_abort_unwaited(m);
         nicoll_unlock();
-        return nicoll_error(comm, nicoll_coll_names[coll], NICSIM_ERR_NO_MEMORY);
+        return nicoll_error(m, coll, NICSIM_ERR_NO_MEMORY);
     }
     req->bytes = bytes;
     nicsim_status_t s = nicoll_transport_ready(m);

@@ -26,6 +26,7 @@ static void nicoll_module_construct(nicoll_module_t *m)
     m->nodes = m->ppn = 0;
     m->fabric = NICOLL_TUNING_FABRIC_UNKNOWN;
     memset(m->decided, 0, sizeof(m->decided));
+    m->errors_said = 0;
 }
 
 static void nicoll_module_destruct(nicoll_module_t *m)
@@ -173,9 +174,15 @@ mca_coll_base_module_t *nicoll_comm_query(struct ompi_communicator_t *comm, int 
     return &m->super;
 }
 
-int nicoll_error(struct ompi_communicator_t *comm, const char *operation, nicsim_status_t status)
+int nicoll_error(nicoll_module_t *m, nicoll_coll_t coll, nicsim_status_t status)
 {
-    opal_output(0, "nicoll: %s on communicator %s (cid %u) failed: %s", operation,
-                nicoll_comm_name(comm), (unsigned) comm->c_contextid, nicsim_status_string(status));
+    const struct ompi_communicator_t *comm = m->transport.comm;
+    const unsigned bit = 1u << (unsigned) (-status & 31);
+    if (0 == (m->errors_said & bit)) {
+        m->errors_said |= bit;
+        opal_output(0, "nicoll: %s on communicator %s (cid %u) failed: %s (said once per "
+                    "communicator)", nicoll_coll_names[coll], nicoll_comm_name(comm),
+                    (unsigned) comm->c_contextid, nicsim_status_string(status));
+    }
     return NICSIM_ERR_NO_MEMORY == status ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_ERROR;
 }

@@ -499,7 +499,7 @@ static int progress(void)
         req->super.req_status.MPI_ERROR =
             NICSIM_OK == s
                 ? OMPI_SUCCESS
-                : nicoll_error(req->module->transport.comm, nicoll_coll_names[req->coll], s);
+                : nicoll_error(req->module, req->coll, s);
         req->next = NULL;
         *done_tail = req;
         done_tail = &req->next;
@@ -564,8 +564,8 @@ __attribute__((cold, noinline)) static void settle(nicoll_transport_t *t)
 NICOLL_HOT_PATH
 int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t **request)
 {
-    struct ompi_communicator_t *comm = req->module->transport.comm;
-    const char *name = nicoll_coll_names[req->coll];
+    nicoll_module_t *m = req->module;
+    const nicoll_coll_t coll = req->coll;
     if (NICSIM_OK != posted) {
         /* Nothing of this one travelled, but peers may still send its packets: drained from now
          * on. */
@@ -574,7 +574,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
         if (NULL != request) {
             OBJ_RELEASE(req);
         }
-        return nicoll_error(comm, name, posted);
+        return nicoll_error(m, coll, posted);
     }
     nicoll_transport_t *t = &req->module->transport;
     if (NULL == request) {
@@ -611,7 +611,7 @@ int nicoll_start(nicoll_request_t *req, nicsim_status_t posted, ompi_request_t *
             settle(t);
         }
         s = finish(req, s, true);
-        return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(comm, name, s);
+        return NICSIM_OK == s ? OMPI_SUCCESS : nicoll_error(m, coll, s);
     }
     nicoll_release_retired(t);
     *request = &req->super;
