@@ -165,7 +165,7 @@ static nicoll_param_t nicoll_params[] = {
      "nicoll declines the communicator, or uses the PML instead of shared memory or UCX; a "
      "failed pack fails that collective on this rank and on every rank not done with it yet; a "
      "failed send or fetch does so for every collective on the communicator from then on. "
-     "Empty: no fault.",
+     "Empty, or any other value (with one line): no fault.",
      &NICOLL_C->fault, {0, 0, 0, NULL}, NULL},
 };
 
@@ -235,6 +235,41 @@ static void parse(const nicoll_param_t *p)
         *(long *) p->parsed = v;
     } else {
         *(int *) p->parsed = (int) v;
+    }
+}
+
+/* The steps coll_nicoll_fault can fail (nicoll_fault() names them). */
+static const char *const fault_sites[] = {"transport", "setup", "group", "shm_map", "shm_probe",
+                                          "ucx", "pack", "send", "fetch", NULL};
+
+/* coll_nicoll_fault is SITE or SITE:N, N from 1; anything else gets one line and no fault, so a
+ * test that misspells it does not pass without its fault. */
+static void check_fault(void)
+{
+    const char *spec = NICOLL_C->fault;
+    if (NULL == spec || '\0' == spec[0]) {
+        return;
+    }
+    const size_t n = strcspn(spec, ":");
+    bool ok = false;
+    for (int i = 0; NULL != fault_sites[i]; ++i) {
+        ok = ok || (strlen(fault_sites[i]) == n && 0 == strncmp(spec, fault_sites[i], n));
+    }
+    if (ok && ':' == spec[n]) {
+        char *end = NULL;
+        const long nth = strtol(spec + n + 1, &end, 10);
+        ok = '0' <= spec[n + 1] && spec[n + 1] <= '9' && '\0' == *end && nth >= 1;
+    }
+    if (!ok) {
+        char sites[128] = "";
+        for (int i = 0; NULL != fault_sites[i]; ++i) {
+            size_t used = strlen(sites);
+            snprintf(sites + used, sizeof(sites) - used, "%s%s", i ? ", " : "", fault_sites[i]);
+        }
+        opal_output(0, "nicoll: coll_nicoll_fault=%s: not a valid value (valid: empty, SITE or "
+                    "SITE:N with N from 1, SITE one of %s); no fault", spec, sites);
+        free(NICOLL_C->fault); /* (the variable's own copy, which it frees at the end) */
+        NICOLL_C->fault = NULL;
     }
 }
 
@@ -368,6 +403,7 @@ static int nicoll_register(void)
                     NICOLL_C->stats_level);
         NICOLL_C->stats_level = 0;
     }
+    check_fault();
     return OMPI_SUCCESS;
 }
 
