@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 #include "nicoll_tuning.h"
 #include "nicsim/nicsim.h"
@@ -24,10 +25,30 @@ void print(const char* what, const Line& l) {
     std::printf("  %-12s %-12s from %s\n", what, l.value.c_str(), l.from.c_str());
 }
 
-std::string mca(const char* name) {
+// coll_nicoll_NAME as the component takes it: empty where unset, auto, or not `valid` (the
+// component warns and takes auto; a line here says so, naming what is valid).
+std::string mca(const char* name, const std::function<bool(const std::string&)>& valid = {},
+                const std::string& what = {}) {
     const std::string var = std::string("OMPI_MCA_coll_nicoll_") + name;
     const char* v = std::getenv(var.c_str());
-    return v == nullptr || std::string(v) == "auto" ? std::string() : std::string(v);
+    if (v == nullptr || std::string(v) == "auto") return {};
+    if (valid && !valid(v)) {
+        std::printf(
+            "MCA variable not used: coll_nicoll_%s=%s (valid: auto, %s): the component "
+            "warns and takes auto\n",
+            name, v, what.c_str());
+        return {};
+    }
+    return v;
+}
+
+// An integer in [min, max], as the component reads its numeric variables (strtol).
+std::function<bool(const std::string&)> in_range(long min, long max) {
+    return [=](const std::string& text) {
+        char* end = nullptr;
+        const long v = std::strtol(text.c_str(), &end, 10);
+        return !text.empty() && *end == '\0' && v >= min && v <= max;
+    };
 }
 
 // The call the options describe; empty with *why.
@@ -107,8 +128,13 @@ Decided decide(const std::optional<tuning::Table>& file, const tuning::Query& q)
 // auto for any other), else the call's rule, else the transport's rule, else auto.
 Line packet_line(int comm_size, const Decided& call, const Decided& transport) {
     std::uint64_t bytes = 0;
-    if (tuning::parse_size(mca("packet_size"), &bytes) == tuning::SizeSyntax::Ok && bytes >= 1 &&
-        bytes <= tuning::kMaxPacketSize) {
+    const auto in_size_range = [&bytes](const std::string& text) {
+        return tuning::parse_size(text, &bytes) == tuning::SizeSyntax::Ok && bytes >= 1 &&
+               bytes <= tuning::kMaxPacketSize;
+    };
+    const std::string what =
+        "1.." + std::to_string(tuning::kMaxPacketSize) + " bytes, as 65536 or 64k";
+    if (!mca("packet_size", in_size_range, what).empty()) {
         return {std::to_string(bytes), "MCA variable coll_nicoll_packet_size"};
     }
     if (call.rule != nullptr && call.rule->packet_size != 0) {
@@ -122,7 +148,9 @@ Line packet_line(int comm_size, const Decided& call, const Decided& transport) {
 }
 
 Line credits_line(const Decided& transport) {
-    if (!mca("credits").empty()) return {mca("credits"), "MCA variable coll_nicoll_credits"};
+    const std::string credits = mca("credits", in_range(1, tuning::kMaxCredits),
+                                    "an integer in 1.." + std::to_string(tuning::kMaxCredits));
+    if (!credits.empty()) return {credits, "MCA variable coll_nicoll_credits"};
     if (transport.rule != nullptr && transport.rule->credits != 0) {
         return {std::to_string(transport.rule->credits), transport.from};
     }
@@ -136,7 +164,14 @@ Line algorithm_line(const tuning::Query& q, int table, std::uint64_t packet, con
     const char* var = table == NICSIM_COLL_BCAST       ? "bcast_algorithm"
                       : table == NICSIM_COLL_ALLGATHER ? "allgather_algorithm"
                                                        : "barrier_algorithm";
-    if (!mca(var).empty()) return {mca(var), std::string("MCA variable coll_nicoll_") + var};
+    std::string names;
+    for (int a = 0; a < nicsim_algorithm_count(coll); ++a) {
+        names += std::string(a ? ", " : "") + nicsim_algorithm_name(coll, a);
+    }
+    const std::string set = mca(
+        var, [coll](const std::string& v) { return nicsim_algorithm_find(coll, v.c_str()) >= 0; },
+        names);
+    if (!set.empty()) return {set, std::string("MCA variable coll_nicoll_") + var};
     if (call.rule != nullptr && call.rule->algorithm >= 0) {
         return {nicsim_algorithm_name(coll, call.rule->algorithm), call.from};
     }
@@ -150,7 +185,9 @@ Line algorithm_line(const tuning::Query& q, int table, std::uint64_t packet, con
 
 // The k-binomial tree's fanout for a message in packets of `packet` bytes.
 Line k_line(const tuning::Query& q, std::uint64_t packet, const Decided& call) {
-    if (!mca("bcast_k").empty()) return {mca("bcast_k"), "MCA variable coll_nicoll_bcast_k"};
+    const std::string k = mca("bcast_k", in_range(1, tuning::kMaxK),
+                              "an integer in 1.." + std::to_string(tuning::kMaxK));
+    if (!k.empty()) return {k, "MCA variable coll_nicoll_bcast_k"};
     if (call.rule != nullptr && call.rule->k != 0) return {std::to_string(call.rule->k), call.from};
     const std::uint64_t packets =
         packet == 0 ? 1 : std::max<std::uint64_t>(1, (q.bytes + packet - 1) / packet);
@@ -175,21 +212,24 @@ int cmd_show(const Args& args) {
     tq.section = tuning::Section::Transport;
     const Decided call = decide(file, *q), transport = decide(file, tq);
 
+    // Every line first: the variables not used are said before the decision.
+    const Line packet = packet_line(q->comm_size, call, transport);
+    const std::uint64_t packet_bytes = std::strtoull(packet.value.c_str(), nullptr, 10);
+    const int table = tuning::section_engine_table(q->section);
+    const bool transport_only = q->section == tuning::Section::Transport;
+    const Line credits = transport_only ? credits_line(transport) : Line{};
+    const Line algorithm = transport_only ? Line{} : algorithm_line(*q, table, packet_bytes, call);
+    const Line k = table == NICSIM_COLL_BCAST ? k_line(*q, packet_bytes, call) : Line{};
+
     std::printf("%s, comm size %d, %llu bytes:\n", o->text("--coll").c_str(), q->comm_size,
                 static_cast<unsigned long long>(q->bytes));
-    const Line packet = packet_line(q->comm_size, call, transport);
-    if (q->section == tuning::Section::Transport) {
+    if (transport_only) {
         print("packet_size", packet);
-        print("credits", credits_line(transport));
+        print("credits", credits);
         return 0;
     }
-    const int table = tuning::section_engine_table(q->section);
-    const std::uint64_t packet_bytes = std::strtoull(packet.value.c_str(), nullptr, 10);
-    const Line algorithm = algorithm_line(*q, table, packet_bytes, call);
     print("algorithm", algorithm);
-    if (table == NICSIM_COLL_BCAST && algorithm.value == "kbinomial") {
-        print("k", k_line(*q, packet_bytes, call));
-    }
+    if (algorithm.value == "kbinomial") print("k", k);
     if (table != NICSIM_COLL_BARRIER) print("packet_size", packet);
     return 0;
 }
