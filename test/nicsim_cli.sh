@@ -26,6 +26,10 @@ bad_input "a broadcast with host forwarding refuses GM's protocol" "p2p_flow=gm"
 bad_input "nodes < 1 is refused" "--nodes 0" bcast --nodes 0
 bad_input "negative sizes are refused" "--bytes -5" bcast --bytes -5
 bad_input "k out of range is refused" "k out of range" bcast --nodes 16 --tree kbinomial:5
+bad_input "a k that is not a number is named so" "kbinomial:abc: k is not a number" \
+    bcast --nodes 16 --tree kbinomial:abc
+bad_input "lfc pt2pt whose mtu leaves fewer than two default sizes asks for --sizes" \
+    "mtu 8 leaves fewer than two" pt2pt --layer lfc --set mtu=8
 bad_input "a late host outside the cluster is named" "--late 4" bcast --nodes 4 --skew 10 --late 4
 bad_input "a negative skew is refused" "--skew -3" bcast --skew -3
 bad_input "--late without --skew is refused" "only with --skew" bcast --nodes 4 --late 2
@@ -41,6 +45,13 @@ bad_input "an unwritable plot is named" "--out /nonexistent/p.svg" plot --out /n
 check "plot names a line that is not SERIES X Y and exits 2" \
     sh -c 'out=$(printf "a 1 2\nb 3\n" | "$1" plot --out "$2" 2>&1); test $? -eq 2 &&
            printf "%s\n" "$out" | grep -q "line 2"' _ "$nicsim" "${TMPDIR:-/tmp}/nicsim_cli_bad.svg"
+for case in "1 nan" "1e308 1" "0 1 --log-x"; do
+    set -- $case
+    check "plot refuses a $1 $2${3:+ with $3} (a value it cannot draw), naming the line" \
+        sh -c 'out=$(printf "a %s %s\n" "$1" "$2" | "$0" plot --out "$4" $3 2>&1); test $? -eq 2 &&
+               printf "%s\n" "$out" | grep -q "line 1: a"' \
+        "$nicsim" "$1" "$2" "${3:-}" "${TMPDIR:-/tmp}/nicsim_cli_bad.svg"
+done
 check "plot draws one line per series through every point" \
     sh -c 'printf "nicoll 1 0.5\nnicoll 1024 0.9\ntuned 1 0.6\ntuned 1024 1.1\n" |
            "$1" plot --out "$2" --log-x --title t && test "$(grep -c "<circle" "$2")" -eq 4 &&

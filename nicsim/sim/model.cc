@@ -200,9 +200,10 @@ bool parse_number(std::string_view text, T* out) {
     return ec == std::errc{} && ptr == end;
 }
 
+// Whole numbers below 10^15 in full (1048576, not 1.04858e+06); others as %g.
 std::string format(double v) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
+    std::snprintf(buf, sizeof buf, v == std::floor(v) && std::fabs(v) < 1e15 ? "%.0f" : "%g", v);
     return buf;
 }
 
@@ -247,7 +248,14 @@ bool set_model_param(Model& model, std::string_view name, std::string_view value
             } else {
                 T v{};
                 if (!parse_number(value, &v) || (std::is_floating_point_v<T> && !std::isfinite(v))) {
-                    *why = quoted + ": not a number";
+                    // A whole number all the same (below 0 for an unsigned one, or too large for
+                    // its type) is out of range; anything else is not what the parameter takes.
+                    double d{};
+                    if (std::is_integral_v<T> && parse_number(value, &d) && std::isfinite(d) &&
+                        d == std::floor(d)) {
+                        return range_error();
+                    }
+                    *why = quoted + (std::is_integral_v<T> ? ": not an integer" : ": not a number");
                     return false;
                 }
                 if (static_cast<double>(v) < param->min || static_cast<double>(v) > param->max) {

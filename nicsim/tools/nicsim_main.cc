@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -146,8 +147,11 @@ std::optional<sim::BcastSpec> spec_from(const Options& opts, std::string* why) {
         const long v = std::strtol(digits.c_str(), &end, 10);
         const int k_max = std::max(1, plan::ceil_log2(model->nodes));
         if (digits.empty() || *end != '\0' || v < 1 || v > k_max) {
-            *why = "--tree " + tree + ": k out of range 1.." + std::to_string(k_max) + " for " +
-                   std::to_string(model->nodes) + " nodes";
+            const std::string range =
+                "1.." + std::to_string(k_max) + " for " + std::to_string(model->nodes) + " nodes";
+            *why = "--tree " + tree + ": " +
+                   (digits.empty() || *end != '\0' ? "k is not a number (" + range + ")"
+                                                    : "k out of range " + range);
             return std::nullopt;
         }
         spec.k = static_cast<int>(v);
@@ -603,6 +607,17 @@ int run_plot(const Options& opts) {
         ++line;
         if (n != 3) {
             std::fprintf(stderr, "nicsim plot: stdin line %d: expected SERIES X Y\n", line);
+            return 2;
+        }
+        // (Beyond 1e100 an axis's span or ticks overflow; on a log axis 0 and below have no place.)
+        const auto drawable = [](double v, bool log) {
+            return std::isfinite(v) && std::fabs(v) <= 1e100 && (!log || v > 0);
+        };
+        if (!drawable(x, figure.log_x) || !drawable(y, figure.log_y)) {
+            std::fprintf(stderr,
+                         "nicsim plot: stdin line %d: %s %g %g: X and Y must be numbers within "
+                         "+-1e100, above 0 on a log axis (--log-x, --log-y)\n",
+                         line, label, x, y);
             return 2;
         }
         auto it = std::find_if(figure.series.begin(), figure.series.end(),

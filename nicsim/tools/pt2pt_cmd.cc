@@ -101,6 +101,12 @@ int run_pt2pt(const Options& opts, const sim::Model& model) {
         // The default sizes that fit one of the model's packets (LFC cuts longer messages).
         std::erase_if(spec.sizes,
                       [&](std::uint32_t b) { return b > static_cast<std::uint32_t>(model.mtu); });
+        if (spec.sizes.size() < 2) {
+            return usage_error("pt2pt", "--layer lfc: the model's mtu " +
+                                            std::to_string(model.mtu) +
+                                            " leaves fewer than two of the default sizes (16-2048 "
+                                            "bytes) in one packet; give --sizes");
+        }
     }
     spec.packets = static_cast<int>(*packets);
     spec.round_trips = static_cast<int>(*trips);

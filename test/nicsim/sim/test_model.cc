@@ -61,9 +61,15 @@ TEST(Model, BadValuesAreRefusedWithTheReason) {
     Model m = default_model();
     std::string why;
     EXPECT_FALSE(set_model_param(m, "tns", "-1", &why));
-    EXPECT_EQ(why, "tns=-1: out of range 0..1e+09");
+    EXPECT_EQ(why, "tns=-1: out of range 0..1000000000");
     EXPECT_FALSE(set_model_param(m, "tns", "fast", &why));
     EXPECT_EQ(why, "tns=fast: not a number");
+    EXPECT_FALSE(set_model_param(m, "seed", "-1", &why));  // a whole number below an unsigned's 0
+    EXPECT_EQ(why, "seed=-1: out of range 0..1.8e+19");
+    EXPECT_FALSE(set_model_param(m, "nodes", "99999999999999999999", &why));
+    EXPECT_EQ(why, "nodes=99999999999999999999: out of range 1..1048576");
+    EXPECT_FALSE(set_model_param(m, "nodes", "1.5", &why));
+    EXPECT_EQ(why, "nodes=1.5: not an integer");
     EXPECT_FALSE(set_model_param(m, "topology", "torus", &why));
     EXPECT_EQ(why, "topology=torus: not one of crossbar|hypercube|irregular|fattree");
     EXPECT_FALSE(set_model_param(m, "p2p_flow", "window", &why));
