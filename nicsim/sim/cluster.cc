@@ -488,6 +488,7 @@ private:
         if (coll_->record.complete) return;
         if (now - coll_->last_heard >= wait()) {
             if (++coll_->silent_timeouts > kMaxSilentTimeouts) {
+                c_.gave_up_ = c_.gave_up_ || c_.error_.empty();
                 c_.fail("node " + std::to_string(rank_) + "'s collective heard nothing in " +
                         std::to_string(kMaxSilentTimeouts) + " timeouts");
                 return;

@@ -100,6 +100,10 @@ public:
     // Empty while the run is sound; otherwise the first thing that went wrong (a NIC refused a
     // packet, a host got packets out of order).
     const std::string& error() const { return error_; }
+    // Whether that was a collective giving up: it heard nothing from its peers in
+    // kMaxSilentTimeouts timeouts, as where the network loses most packets or a host posts very
+    // late. An outcome of the input, not a broken invariant.
+    bool gave_up() const { return gave_up_; }
     // After the run: every NIC idle, every host done, and for every pair of NICs the sender's
     // credits plus the receiver's unreturned ones equal the window. False with the first
     // violation in *why.
@@ -207,6 +211,7 @@ private:
     std::vector<std::vector<std::byte>> flight_payloads_;  // by flight, with payloads only
     std::vector<std::uint32_t> free_flights_;
     std::string error_;
+    bool gave_up_ = false;
     nic::NicConfig nic_config_;  // every node's NIC, as the model sets it up
     CollectiveOptions collectives_;
     Rng loss_rng_{1};

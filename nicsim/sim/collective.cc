@@ -56,6 +56,13 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
     }
     result.events = sim.run();
 
+    if (cluster.gave_up()) {
+        char input[96];
+        std::snprintf(input, sizeof input, "--loss %g, --skew %g us", spec.loss, spec.skew_us);
+        *why = "the collective gave up: " + cluster.error() + " (" + input +
+               ": too many packets lost, or a host too late, to finish)";
+        return std::nullopt;
+    }
     if (!cluster.error().empty()) {
         *why = "simulation broke an invariant: " + cluster.error();
         return std::nullopt;
