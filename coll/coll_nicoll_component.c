@@ -76,7 +76,10 @@ typedef struct nicoll_param {
 static nicoll_param_t nicoll_params[] = {
     {"priority", MCA_BASE_VAR_TYPE_INT, 40, NULL, OPAL_INFO_LVL_6,
      "Priority of the nicoll coll component; the highest-priority component that provides a "
-     "collective runs it (tuned is 30, basic 10). A negative value disables nicoll.",
+     "collective runs it (tuned is 30, basic 10). A negative value disables nicoll. Must be the "
+     "same on every rank, as must the coll list: Open MPI chooses components per process, and "
+     "a rank where another component wins waits in that component's collective while the "
+     "others run nicoll's.",
      &NICOLL_C->priority, {0, 0, 0, NULL}, NULL},
     {"verbose", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_9,
      "Verbosity of nicoll's output: 0 errors only, 10 why each communicator is taken or "
@@ -182,6 +185,23 @@ static void algorithm_names(nicsim_collective_t coll, char *out, size_t size)
         size_t used = strlen(out);
         snprintf(out + used, size - used, "%s%s", i ? ", " : "", nicsim_algorithm_name(coll, i));
     }
+}
+
+/* Open MPI reads an integer variable without a check ("abc" is 0, "2x" 2); where mpirun set
+ * it (--mca or -x: the environment), a value that is not an integer gets one line and the
+ * default. */
+static void check_integer(const nicoll_param_t *p)
+{
+    char var[64];
+    snprintf(var, sizeof(var), "OMPI_MCA_coll_nicoll_%s", p->name);
+    const char *value = getenv(var);
+    char *end = NULL;
+    if (NULL == value || ((void) strtol(value, &end, 0), '\0' != value[0] && '\0' == *end)) {
+        return;
+    }
+    opal_output(0, "nicoll: coll_nicoll_%s=%s: not an integer; using %d", p->name, value,
+                p->int_default);
+    *(int *) p->storage = p->int_default;
 }
 
 /* Parses a string variable into *parsed; bad values get one line naming the variable and the
@@ -388,6 +408,8 @@ static int nicoll_register(void)
                                                p->level, MCA_BASE_VAR_SCOPE_ALL, p->storage);
         if (NULL != p->parsed) {
             parse(p);
+        } else if (MCA_BASE_VAR_TYPE_INT == p->type) {
+            check_integer(p);
         }
     }
     register_pvars(c);

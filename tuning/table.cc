@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -60,10 +61,10 @@ private:
             error(doc.at, "$", "no \"version\" (this nicoll reads version 1)");
         } else if (version->type != Type::Number || version->text != "1") {
             error(version->at, "$.version",
-                  "unsupported version " +
-                      (version->type == Type::Number ? version->text
-                                                     : std::string(json_type_name(version->type))) +
-                      " (this nicoll reads version 1)");
+                  version->type == Type::Number
+                      ? "unsupported version " + version->text + " (this nicoll reads version 1)"
+                      : "expected the number 1, found " +
+                            std::string(json_type_name(version->type)));
         }
         for (std::size_t i = 0; i < doc.members.size(); ++i) {
             const auto& [key, value] = doc.members[i];
@@ -598,9 +599,11 @@ LoadResult load_table(std::string_view text, const std::string& name) {
 
 LoadResult load_table_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::error_code ec;
+    if (!in || std::filesystem::is_directory(path, ec)) {
         LoadResult r;
-        r.errors.push_back(path + ": cannot open: " + std::strerror(errno));
+        r.errors.push_back(path + ": cannot open: " +
+                           (in ? std::string("a directory") : std::strerror(errno)));
         return r;
     }
     std::ostringstream text;

@@ -61,7 +61,7 @@ std::vector<BadCase> bad_cases() {
          {"f.json:1:13: $.version: unsupported version 2 (this nicoll reads version 1)"}},
         {"version_string",
          "{\"version\": \"1\"}",
-         {"f.json:1:13: $.version: unsupported version a string (this nicoll reads version 1)"}},
+         {"f.json:1:13: $.version: expected the number 1, found a string"}},
         {"unknown_collective",
          "{\"version\": 1, \"reduce\": []}",
          {"f.json:1:16: $.reduce: unknown collective \"reduce\" (known: barrier, bcast, allgather, "

@@ -122,9 +122,12 @@ std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std:
         const std::size_t comma = std::min(text.find(',', pos), text.size());
         const std::string_view item = text.substr(pos, comma - pos);
         std::uint64_t v = 0;
-        if (tuning::parse_size(item, &v) != tuning::SizeSyntax::Ok) {
-            *why = "\"" + std::string(item) + "\" in \"" + std::string(text) +
-                   "\": not a number (an integer, optionally with k, M or G)";
+        const tuning::SizeSyntax syntax = tuning::parse_size(item, &v);
+        if (syntax != tuning::SizeSyntax::Ok) {
+            *why = "\"" + std::string(item) + "\" in \"" + std::string(text) + "\": " +
+                   (syntax == tuning::SizeSyntax::Negative
+                        ? "below " + std::to_string(min)
+                        : "not a number (an integer, optionally with k, M or G)");
             return std::nullopt;
         }
         if (v < min || v > max) {
