@@ -28,6 +28,8 @@ bad_input "negative sizes are refused" "--bytes -5" bcast --bytes -5
 bad_input "k out of range is refused" "k out of range" bcast --nodes 16 --tree kbinomial:5
 bad_input "a collective that gives up names --loss, not a broken invariant" \
     "the collective gave up: .*--loss 0.999" allgather --nodes 4 --bytes 100 --loss 0.999
+bad_input "a parameter set twice is refused (--nodes and --set nodes=)" "nodes is set twice" \
+    bcast --nodes 4 --set nodes=8
 bad_input "a k that is not a number is named so" "kbinomial:abc: k is not a number" \
     bcast --nodes 16 --tree kbinomial:abc
 bad_input "lfc pt2pt whose mtu leaves fewer than two default sizes asks for --sizes" \

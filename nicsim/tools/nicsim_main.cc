@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "nicsim/nicsim.h"
 #include "plan/allgather.h"
@@ -104,7 +105,18 @@ std::optional<sim::Model> model_from(const Options& opts, std::string* why) {
                std::to_string(static_cast<long long>(sim::find_model_param("nodes")->max));
         return std::nullopt;
     }
+    // Each parameter once: a second value (--set mtu=5 --set mtu=6, or --nodes beside --set
+    // nodes=) is refused, as a repeated option is, rather than the last one winning.
+    std::vector<std::string> set = opts.has("--nodes") ? std::vector<std::string>{"nodes"}
+                                                        : std::vector<std::string>{};
     for (const std::string& assignment : opts.all("--set")) {
+        const std::string name = assignment.substr(0, assignment.find('='));
+        if (std::find(set.begin(), set.end(), name) != set.end()) {
+            *why = "--set " + assignment + ": " + name + " is set twice" +
+                   (name == "nodes" && opts.has("--nodes") ? " (--nodes sets it too)" : "");
+            return std::nullopt;
+        }
+        set.push_back(name);
         if (!sim::set_model_param(model, assignment, why)) {
             *why = "--set " + *why;
             return std::nullopt;
