@@ -605,8 +605,8 @@ extern const char *const nicoll_coll_names[NICOLL_COLLS];
         }                                                                                     \
     } while (0)
 
-/* A communicator as messages name it: its name (MPI_Comm_set_name, or Open MPI's), or "unnamed"
- * where it has none; with its cid beside it. */
+/* A communicator as messages name it (before its cid): its name (MPI_Comm_set_name's, or Open
+ * MPI's), or "unnamed" where it has none. */
 static inline const char *nicoll_comm_name(const struct ompi_communicator_t *comm)
 {
     return '\0' != comm->c_name[0] ? comm->c_name : "unnamed";

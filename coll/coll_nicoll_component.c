@@ -195,8 +195,12 @@ static void check_integer(const nicoll_param_t *p)
     char var[64];
     snprintf(var, sizeof(var), "OMPI_MCA_coll_nicoll_%s", p->name);
     const char *value = getenv(var);
+    if (NULL == value) {
+        return;
+    }
     char *end = NULL;
-    if (NULL == value || ((void) strtol(value, &end, 0), '\0' != value[0] && '\0' == *end)) {
+    (void) strtol(value, &end, 0);
+    if ('\0' != value[0] && '\0' == *end) {
         return;
     }
     opal_output(0, "nicoll: coll_nicoll_%s=%s: not an integer; using %d", p->name, value,
@@ -258,7 +262,7 @@ static void parse(const nicoll_param_t *p)
     }
 }
 
-/* The steps coll_nicoll_fault can fail (nicoll_fault() names them). */
+/* The steps coll_nicoll_fault can fail: the sites nicoll_fault() is called with. */
 static const char *const fault_sites[] = {"transport", "setup", "group", "shm_map", "shm_probe",
                                           "ucx", "pack", "send", "fetch", NULL};
 
