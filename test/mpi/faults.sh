@@ -14,8 +14,8 @@
 #   right bytes, and later collectives run right.
 # - send:N: the Nth engine packet one rank sends fails (test_abort send): the communicator's
 #   group is broken on every rank, so every rank returns from every later nicoll collective on it
-#   with an error (or the right bytes, if it needed nothing more), and a new communicator runs
-#   right. Over shared memory, the PML and UCX.
+#   with an error (or the right bytes, if it needed nothing more), each rank saying each reason
+#   once, and a new communicator runs right. Over shared memory, the PML and UCX.
 # - fetch: the transport breaks right after a payload's fetch (UCX) or receive (the PML) started
 #   (test_abort fetch): no failed call's buffer is written after it returned, and nothing hangs;
 #   and a rank whose call failed frees the communicator at once (test_abort free).
@@ -126,6 +126,9 @@ for case in "3 1 send:5 send" "4 3 send:40 send pml" "4 0 send:9 send ucx" "2 1 
     check "fault $3 on rank $2 of $1 (transport ${5:-auto}): every rank returns from 120 calls" \
         sh -c 'test "$(grep -c "calls failed" "$1")" -eq "$2"' _ "$log" "$1"
     check "... every check of test_abort passes" all_passed
+    check "... each rank says each reason once, not once per failed call (at most 2 lines a rank)" \
+        sh -c 'n=$(grep -c "on communicator .* failed: " "$1")
+               test "$n" -ge 1 && test "$n" -le $(($2 * 2))' _ "$log" "$1"
 done
 
 # A transport broken while payloads are on their way in and out: one rank fails right after it
