@@ -41,6 +41,9 @@ std::optional<Options> parse_options(const Args& args, const std::vector<std::st
                                      const std::vector<std::string>& flags,
                                      const std::vector<std::string>& repeatable, std::string* why);
 
+// The items between commas, empty ones included ("a,,b": a, "", b; "": one empty item).
+std::vector<std::string_view> split_list(std::string_view text);
+
 // "2,4,8" or sizes with suffixes "8,4k,1M"; sorted, without repeats, each in [min, max].
 std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std::uint64_t min,
                                                      std::uint64_t max, std::string* why);

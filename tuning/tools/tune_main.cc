@@ -114,13 +114,20 @@ std::optional<Options> parse_options(const Args& args, const std::vector<std::st
     return o;
 }
 
+std::vector<std::string_view> split_list(std::string_view text) {
+    std::vector<std::string_view> items;
+    for (std::size_t pos = 0;;) {
+        const std::size_t comma = std::min(text.find(',', pos), text.size());
+        items.push_back(text.substr(pos, comma - pos));
+        if (comma == text.size()) return items;
+        pos = comma + 1;
+    }
+}
+
 std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std::uint64_t min,
                                                      std::uint64_t max, std::string* why) {
     std::vector<std::uint64_t> out;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', pos), text.size());
-        const std::string_view item = text.substr(pos, comma - pos);
+    for (const std::string_view item : split_list(text)) {
         std::uint64_t v = 0;
         const tuning::SizeSyntax syntax = tuning::parse_size(item, &v);
         if (syntax != tuning::SizeSyntax::Ok) {
@@ -136,7 +143,6 @@ std::optional<std::vector<std::uint64_t>> parse_list(std::string_view text, std:
             return std::nullopt;
         }
         out.push_back(v);
-        pos = comma + 1;
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());

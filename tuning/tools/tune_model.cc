@@ -76,10 +76,8 @@ int ceil_log2(std::uint64_t n) {
 // --colls: the collectives to tune, of bcast, allgather and barrier.
 std::optional<std::vector<tuning::Section>> parse_colls(const std::string& text, std::string* why) {
     std::vector<tuning::Section> colls;
-    const std::string list = text + ",";
-    for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
-         pos = comma + 1) {
-        const std::string name = list.substr(pos, comma - pos);
+    for (const std::string_view item : split_list(text)) {
+        const std::string name(item);
         auto s = tuning::find_section(name);
         if (!s || (*s != tuning::Section::Bcast && *s != tuning::Section::Allgather &&
                    *s != tuning::Section::Barrier)) {
@@ -94,28 +92,21 @@ std::optional<std::vector<tuning::Section>> parse_colls(const std::string& text,
 // --algorithms: the only candidates, by name (kbinomial alone compares k-binomial trees by k).
 std::optional<std::vector<std::string>> parse_algorithms(const std::string& text,
                                                          std::string* why) {
-    std::vector<std::string> known;
-    for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) {
-        known.emplace_back(shape.name);
-    }
+    std::vector<std::string> known;  // each name once (flat is a name in all three tables)
+    const auto add = [&known](std::string_view name) {
+        if (std::find(known.begin(), known.end(), name) == known.end()) known.emplace_back(name);
+    };
+    for (const nicsim::plan::TreeShape& shape : nicsim::plan::tree_shapes()) add(shape.name);
     for (int a = 0; a < nicsim_algorithm_count(NICSIM_COLL_ALLGATHER); ++a) {
-        known.emplace_back(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, a));
+        add(nicsim_algorithm_name(NICSIM_COLL_ALLGATHER, a));
     }
-    for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) {
-        known.emplace_back(a.name);
-    }
+    for (const nicsim::plan::BarrierAlgorithm& a : nicsim::plan::barrier_algorithms()) add(a.name);
     std::vector<std::string> only;
-    const std::string list = text + ",";
-    for (std::size_t pos = 0, comma; (comma = list.find(',', pos)) != std::string::npos;
-         pos = comma + 1) {
-        const std::string a = list.substr(pos, comma - pos);
+    for (const std::string_view item : split_list(text)) {
+        const std::string a(item);
         if (std::find(known.begin(), known.end(), a) == known.end()) {
             std::string names;
-            for (std::size_t i = 0; i < known.size(); ++i) {
-                if (std::find(known.begin(), known.begin() + i, known[i]) == known.begin() + i) {
-                    names += (names.empty() ? "" : ", ") + known[i];
-                }
-            }
+            for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
             *why = "--algorithms: \"" + a + "\" (" + names + ")";
             return std::nullopt;
         }
