@@ -138,7 +138,8 @@ const char* nicsim_status_string(nicsim_status_t status) {
 
 int nicsim_algorithm_count(nicsim_collective_t coll) {
     switch (coll) {
-        case NICSIM_COLL_BARRIER: return static_cast<int>(nicsim::plan::barrier_algorithms().size());
+        case NICSIM_COLL_BARRIER:
+            return static_cast<int>(nicsim::plan::barrier_algorithms().size());
         case NICSIM_COLL_BCAST: return static_cast<int>(nicsim::plan::tree_shapes().size());
         case NICSIM_COLL_ALLGATHER: return static_cast<int>(nic_allgathers.size());
     }
@@ -170,8 +171,8 @@ nicsim_status_t nicsim_group_create(int rank, int size, const nicsim_transport_t
     *group = nullptr;
     const nicsim_group_config_t defaults{};
     if (config == nullptr) config = &defaults;
-    if (size < 1 || rank < 0 || rank >= size || transport == nullptr || transport->send == nullptr ||
-        config->credits < 0 || config->credits > NICSIM_CREDITS_MAX) {
+    if (size < 1 || rank < 0 || rank >= size || transport == nullptr ||
+        transport->send == nullptr || config->credits < 0 || config->credits > NICSIM_CREDITS_MAX) {
         return NICSIM_ERR_INVALID;
     }
     if (config->peer_credits != nullptr &&
@@ -225,7 +226,8 @@ nicsim_status_t nicsim_group_deliver(nicsim_group_t* group, int src, const void*
         {static_cast<const std::byte*>(header), nicsim::PacketHeader::kBytes});
     if (!h || h->payload_bytes != payload_bytes) return NICSIM_ERR_PROTOCOL;
     return guarded([&] {
-        return group->agent.deliver(src, *h, {static_cast<const std::byte*>(payload), payload_bytes});
+        return group->agent.deliver(src, *h,
+                                    {static_cast<const std::byte*>(payload), payload_bytes});
     });
 }
 
@@ -317,7 +319,8 @@ nicsim_status_t nicsim_bcast_post(nicsim_group_t* group, int algorithm, int k, i
         k = group->k;
     }
     return post_request(group, request, [&](nicsim::Seq* seq) {
-        return group->agent.post_bcast(shape, k, root, bytes, static_cast<std::uint32_t>(packet_bytes),
+        return group->agent.post_bcast(shape, k, root, bytes,
+                                       static_cast<std::uint32_t>(packet_bytes),
                                        {static_cast<std::byte*>(buffer), bytes}, seq);
     });
 }

@@ -267,7 +267,8 @@ private:
     // An abort with these flags to every other rank.
     void tell_all(Seq seq, std::uint16_t flags);
     bool aborted(Seq seq) const {
-        return !aborted_.empty() && std::find(aborted_.begin(), aborted_.end(), seq) != aborted_.end();
+        return !aborted_.empty() &&
+               std::find(aborted_.begin(), aborted_.end(), seq) != aborted_.end();
     }
     void remember_abort(Seq seq);
     Status start(OpPtr op, Seq* seq, AllgatherOp* allgather = nullptr);

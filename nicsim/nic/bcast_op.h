@@ -1,5 +1,5 @@
-// A broadcast executing a plan::Tree on one rank's NIC (Kesavan and Panda §3.1, Bhoedjang et al. §3):
-// the message is cut into packets of at most `mtu` bytes, the root multicasts packet 0 to its
+// A broadcast executing a plan::Tree on one rank's NIC (Kesavan and Panda §3.1, Bhoedjang et al.
+// §3): the message is cut into packets of at most `mtu` bytes, the root multicasts packet 0 to its
 // children in the tree's order, then packet 1, and so on, and every other rank forwards each
 // packet to its children the moment it arrives, from its receive buffer. The NIC's forwarding
 // discipline (FPFS or FCFS) orders the sends and its credits pace them (nic.h).

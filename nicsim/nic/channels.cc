@@ -3,7 +3,9 @@
 namespace nicsim::nic {
 
 Channels::Channels(const ChannelConfig& config)
-    : bytes_(config.bytes), unbounded_(config.unbounded), channels_(config.unbounded ? 0 : config.count) {}
+    : bytes_(config.bytes),
+      unbounded_(config.unbounded),
+      channels_(config.unbounded ? 0 : config.count) {}
 
 std::optional<Channels::Slice> Channels::store(Seq seq, std::uint32_t payload_bytes,
                                                std::span<const std::byte> payload) {

@@ -1,5 +1,5 @@
-// LFC's deadlock detection and recovery (Bhoedjang et al. §4): the parts of nic::Nic that run it. The
-// protocol and the state it keeps are described in nic/deadlock_recovery.h.
+// LFC's deadlock detection and recovery (Bhoedjang et al. §4): the parts of nic::Nic that run it.
+// The protocol and the state it keeps are described in nic/deadlock_recovery.h.
 #include <algorithm>
 
 #include "nic/nic.h"

@@ -1,5 +1,5 @@
-// LFC's deadlock recovery (Bhoedjang et al. §4): the state a NIC keeps for it. The protocol itself is a
-// part of nic::Nic, in nic/deadlock_recovery.cc.
+// LFC's deadlock recovery (Bhoedjang et al. §4): the state a NIC keeps for it. The protocol itself
+// is a part of nic::Nic, in nic/deadlock_recovery.cc.
 //
 // With arbitrary multicast trees, NICs that forward for each other can wait on each other's
 // credits for good. Every NIC therefore keeps P-1 extra receive buffers, one owned by each other

@@ -422,9 +422,9 @@ Status Nic::hand_to_host(BufferId id) {
 
 // FCFS keeps a packet until its last child has it, which takes the whole message when the NIC
 // serves its first child; a send buffer or window shorter than the message would then stall it
-// for good (Kesavan and Panda has no flow control). So under FCFS a packet moves to the NIC's message
-// store and gives its slot back early: a received one once the host has it, a sent one once it
-// left for the first child. The store is what FCFS costs in buffering (NicStats::peak_buffers).
+// for good (Kesavan and Panda has no flow control). So under FCFS a packet moves to the NIC's
+// message store and gives its slot back early: a received one once the host has it, a sent one once
+// it left for the first child. The store is what FCFS costs in buffering (NicStats::peak_buffers).
 void Nic::release_slot(Buffer& b) {
     if (!b.slot_held) return;
     b.slot_held = false;

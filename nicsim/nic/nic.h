@@ -6,10 +6,10 @@
 //
 //   host ── post_send ──────▶ send buffer ──┐
 //   agent ─ multicast (root) ▶ send buffer ──┤
-//   agent ─ send ───────────────────────────┼─▶ one descriptor per destination ─┬─▶ transmit queue ─▶ Fabric
-//   agent ─ forward ─▶ receive buffer ──────┘                                   │        ▲
-//                           ▲                                                   └▶ blocked-sends[dst]
-//   Fabric ─ on_packet ─────┴─▶ agent (a collective's packet: at once)             (no credit for dst)
+//   agent ─ send ───────────────────────────┼─▶ a descriptor per peer ─┬─▶ transmit queue ─▶ Fabric
+//   agent ─ forward ─▶ receive buffer ──────┘                          │        ▲
+//                           ▲                                          └▶ blocked-sends[dst]
+//   Fabric ─ on_packet ─────┴─▶ agent (a collective's packet: at once)    (no credit for dst)
 //                           └─▶ host (a message: into a buffer it posted)
 //
 // The agent decides where a packet goes (its broadcast trees, its schedules); the NIC moves it.
@@ -50,8 +50,9 @@ enum class Forwarding {
 
 struct NicConfig {
     NicConfig() = default;
-    NicConfig(int credits, int low_water, int send_buffers, Forwarding forwarding = Forwarding::fpfs,
-              bool deadlock_recovery = false, double recovery_timeout_us = 0)
+    NicConfig(int credits, int low_water, int send_buffers,
+              Forwarding forwarding = Forwarding::fpfs, bool deadlock_recovery = false,
+              double recovery_timeout_us = 0)
         : credits(credits),
           low_water(low_water),
           send_buffers(send_buffers),
@@ -66,8 +67,8 @@ struct NicConfig {
     // 0: no limit, the packets stay in the host's memory until they have left.
     int send_buffers = 16;
     Forwarding forwarding = Forwarding::fpfs;
-    // Deadlock channels and recovery (Bhoedjang et al. §4, nic/deadlock_recovery.h); FPFS only. Off: the
-    // basic protocol, deadlock-free only on trees such as binomial ones.
+    // Deadlock channels and recovery (Bhoedjang et al. §4, nic/deadlock_recovery.h); FPFS only.
+    // Off: the basic protocol, deadlock-free only on trees such as binomial ones.
     bool deadlock_recovery = false;
     // The host takes every packet as it arrives, with no receive buffers to post (a real job's
     // agent, which places each packet in its collective's buffer). Without it, only a host
@@ -81,9 +82,10 @@ struct NicConfig {
     // credits wait for the forwarding; with windows that cross between trees of concurrent
     // broadcasts, that can deadlock without LFC's recovery, Bhoedjang et al. §4.)
     bool stable_payloads = false;
-    // 0: a blocked-sends queue signals deadlock at once (Bhoedjang et al. §4.1). > 0: the timeout-based
-    // refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no packet leaving it
-    // on a credit, across two ticks this far apart (Fabric::tick_after) is suspected.
+    // 0: a blocked-sends queue signals deadlock at once (Bhoedjang et al. §4.1). > 0: the
+    // timeout-based refinement Bhoedjang et al. §5.2 proposes: only a queue that stayed blocked, no
+    // packet leaving it on a credit, across two ticks this far apart (Fabric::tick_after) is
+    // suspected.
     double recovery_timeout_us = 0;
 
     // A real job's NIC: no flow control until a window is set, credit updates at half a window,
@@ -243,7 +245,8 @@ private:
     struct Descriptor {
         BufferId buffer;
         PeerId dst;
-        PeerId channel = kNoChannel;  // sent flagged in this owner's channel; a recovery ack's owner
+        PeerId channel =
+            kNoChannel;  // sent flagged in this owner's channel; a recovery ack's owner
     };
     struct Peer {
         int send_credits;

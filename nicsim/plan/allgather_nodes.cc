@@ -4,9 +4,9 @@
 // Combining (rd): the nodes' first ranks lead, and only they cross between nodes, each carrying
 // its whole node's blocks.
 //
-//   steps 0 .. G-1         G .. G+L-1                           G+L .. 2G+L-1
-//   gather                 the algorithm among the leaders,     release
-//   member j ─▶ leader      a node's blocks where it moved one    leader ─▶ member j: all but its own
+//   steps 0 .. G-1      G .. G+L-1                          G+L .. 2G+L-1
+//   gather              the algorithm among the leaders,    release
+//   member j ─▶ leader  a node's blocks where it moved one  leader ─▶ member j: all but its own
 //
 // G is the most members (the leader aside) a node has: a step carries at most one transfer each
 // way (nic/allgather_op.h), so a leader gathers from and releases to one member per step.
@@ -17,9 +17,9 @@
 // block to member p mod S first). The columns run the algorithm among the nodes, then each rank
 // gives every other member of its node its own block and the other nodes' blocks it carried.
 //
-//   steps 0 .. F-1            F .. F+L-1                     F+L .. F+L+M-2
-//   fold in                   the algorithm, column by       spread
-//   member c + iS ─▶ member c   column, among the nodes        member i ─▶ member i + t + 1 (mod node)
+//   steps 0 .. F-1              F .. F+L-1                F+L .. F+L+M-2
+//   fold in                     the algorithm, column by  spread
+//   member c + iS ─▶ member c   column, among the nodes   member i ─▶ member i + t + 1 (mod node)
 //
 // F = ceil(most members / S) - 1, L the algorithm's steps on the node count, M the most members.
 // The packets of a block still hop as they arrive: the algorithm's tree of its origin's node, then

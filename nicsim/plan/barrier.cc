@@ -14,7 +14,8 @@ std::span<const BarrierAlgorithm> barrier_algorithms() {
         {"dissemination", "ceil(log2 P) rounds; in round r rank i signals i+2^r (mod P)",
          barrier_dissemination},
         {"recursive_doubling",
-         "pairwise exchange with rank XOR 2^r; ranks beyond the largest power of two fold in and out",
+         "pairwise exchange with rank XOR 2^r; ranks beyond the largest power of two fold in "
+         "and out",
          barrier_recursive_doubling},
         {"tree",
          "the ranks report to rank 0, which releases them (a star up to 65 ranks; above, 64 "

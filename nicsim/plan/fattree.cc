@@ -46,7 +46,8 @@ Switch FatTree::up(Switch s, int port) const {
     return {s.level + 1, s.block / k_, s.replica + port * power(s.level)};
 }
 
-void FatTree::unicast_route(Rank a, Rank b, const Chooser& choose, std::vector<FatLink>& path) const {
+void FatTree::unicast_route(Rank a, Rank b, const Chooser& choose,
+                            std::vector<FatLink>& path) const {
     int top = 0;
     while (block(a, top + 1) != block(b, top + 1)) ++top;
     path.push_back(node_up(a));
@@ -54,7 +55,8 @@ void FatTree::unicast_route(Rank a, Rank b, const Chooser& choose, std::vector<F
     std::array<FatLink, 64> candidates{};
     for (int level = 0; level < top; ++level) {
         for (int u = 0; u < k_; ++u) candidates[static_cast<std::size_t>(u)] = switch_up(s, u);
-        const int u = choose(s, std::span<const FatLink>(candidates.data(), static_cast<std::size_t>(k_)));
+        const int u =
+            choose(s, std::span<const FatLink>(candidates.data(), static_cast<std::size_t>(k_)));
         path.push_back(candidates[static_cast<std::size_t>(u)]);
         s = up(s, u);
     }
@@ -103,7 +105,8 @@ void FatTree::multicast_route(Rank source, NodeRange dest, const Chooser& choose
         int u = 0;  // below the root's level: the broadcast tree's own link
         if (level >= root.level) {
             for (int p = 0; p < k_; ++p) candidates[static_cast<std::size_t>(p)] = switch_up(s, p);
-            u = choose(s, std::span<const FatLink>(candidates.data(), static_cast<std::size_t>(k_)));
+            u = choose(s,
+                       std::span<const FatLink>(candidates.data(), static_cast<std::size_t>(k_)));
         }
         push(switch_up(s, u));
         s = up(s, u);

@@ -108,7 +108,8 @@ public:
 private:
     FatTree(int arity, int levels, Rank nodes);
     std::int64_t switch_index(Switch s) const {
-        return (static_cast<std::int64_t>(s.level) * power(n_ - 1)) + s.block * power(s.level) + s.replica;
+        return (static_cast<std::int64_t>(s.level) * power(n_ - 1)) + s.block * power(s.level) +
+               s.replica;
     }
     void descend(Switch s, NodeRange dest, int hops, std::vector<FatLink>& path,
                  std::vector<int>* hop_list) const;

@@ -36,7 +36,8 @@ void sort_groups(const FatTree& net, std::vector<NodeRange>& groups) {
     });
 }
 
-std::vector<NodeRange> subtract(std::span<const NodeRange> pending, std::span<const NodeRange> reached) {
+std::vector<NodeRange> subtract(std::span<const NodeRange> pending,
+                                std::span<const NodeRange> reached) {
     std::vector<NodeRange> sorted(reached.begin(), reached.end());
     std::sort(sorted.begin(), sorted.end(), [](NodeRange a, NodeRange b) { return a.lo < b.lo; });
     std::vector<NodeRange> out;
@@ -86,7 +87,8 @@ std::optional<HwStep> assign_sources(const FatTree& net, std::span<const NodeRan
         const int level = net.root_level(groups[i]);
         std::optional<Rank> chosen;
         for (const NodeRange& r : sources) {
-            for (std::int64_t b = net.block(r.lo, level); b <= net.block(r.hi, level) && !chosen; ++b) {
+            for (std::int64_t b = net.block(r.lo, level); b <= net.block(r.hi, level) && !chosen;
+                 ++b) {
                 if (level > 0 && used[static_cast<std::size_t>(level)].count(b)) continue;
                 // The block's first source node that sends nothing yet.
                 const auto first = std::max<std::int64_t>(r.lo, b * net.power(level));
@@ -99,7 +101,8 @@ std::optional<HwStep> assign_sources(const FatTree& net, std::span<const NodeRan
         }
         if (!chosen) return std::nullopt;
         busy.insert(*chosen);
-        for (int m = 1; m <= level; ++m) used[static_cast<std::size_t>(m)].insert(net.block(*chosen, m));
+        for (int m = 1; m <= level; ++m)
+            used[static_cast<std::size_t>(m)].insert(net.block(*chosen, m));
         step[i] = {*chosen, groups[i]};
     }
     std::sort(step.begin(), step.end(), [](const HwMulticast& a, const HwMulticast& b) {
@@ -169,8 +172,10 @@ std::int64_t node_count(std::span<const NodeRange> ranges) {
 
 std::span<const HwTreePlanner> hw_tree_planners() {
     static constexpr std::array<HwTreePlanner, 2> table{{
-        {"greedy", "Algorithm 2 of Coll et al.: one branch, groups largest first; cost grows with the depth"},
-        {"optimal", "Algorithm 1 of Coll et al.: backtracking over every combination and split; exponential"},
+        {"greedy",
+         "Algorithm 2 of Coll et al.: one branch, groups largest first; cost grows with the depth"},
+        {"optimal",
+         "Algorithm 1 of Coll et al.: backtracking over every combination and split; exponential"},
     }};
     return table;
 }

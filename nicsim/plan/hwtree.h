@@ -111,7 +111,8 @@ std::optional<HwStep> assign_sources(const FatTree& net, std::span<const NodeRan
                                      std::span<const NodeRange> groups);
 
 // `pending` (disjoint, node order) without the nodes of `reached`, in node order.
-std::vector<NodeRange> subtract(std::span<const NodeRange> pending, std::span<const NodeRange> reached);
+std::vector<NodeRange> subtract(std::span<const NodeRange> pending,
+                                std::span<const NodeRange> reached);
 // `a` and `b` (each disjoint) merged into disjoint, non-adjacent ranges in node order.
 std::vector<NodeRange> merge(std::span<const NodeRange> a, std::span<const NodeRange> b);
 

@@ -24,7 +24,8 @@ public:
         best_ = greedy_hw_tree(net_, source, groups);
         partial_ = {source, {}};
         std::vector<NodeRange> pending(groups.begin(), groups.end());
-        std::sort(pending.begin(), pending.end(), [](NodeRange a, NodeRange b) { return a.lo < b.lo; });
+        std::sort(pending.begin(), pending.end(),
+                  [](NodeRange a, NodeRange b) { return a.lo < b.lo; });
         std::vector<NodeRange> candidates = pending;
         sort_groups(net_, candidates);
         explore({{source, source}}, pending, candidates);
@@ -40,7 +41,8 @@ private:
         // A step that must be the last to beat the best tree has to take every candidate, and
         // splits only add candidates: with more candidates than senders no branch below can
         // improve on the best (tag 9).
-        if (partial_.depth() == best_.depth() - 2 && static_cast<std::int64_t>(candidates.size()) > senders) {
+        if (partial_.depth() == best_.depth() - 2 &&
+            static_cast<std::int64_t>(candidates.size()) > senders) {
             return;
         }
         const auto take = static_cast<std::size_t>(
@@ -56,7 +58,8 @@ private:
         }
     }
 
-    void try_combination(const std::vector<NodeRange>& sources, const std::vector<NodeRange>& pending,
+    void try_combination(const std::vector<NodeRange>& sources,
+                         const std::vector<NodeRange>& pending,
                          const std::vector<NodeRange>& combination) {
         const Check check = check_combination(net_, sources, combination);
         if (check.backward) {

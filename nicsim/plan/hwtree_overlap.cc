@@ -36,7 +36,8 @@ std::optional<BackwardOverlap> first_backward_overlap(const FatTree& net,
         const NodeRange g = by_position[j];
         for (int level = net.levels() - 1; level >= 1; --level) {
             const std::ptrdiff_t i = last_spanning[static_cast<std::size_t>(level)];
-            if (i >= 0 && backward_overlap(net, by_position[static_cast<std::size_t>(i)], g, level)) {
+            if (i >= 0 &&
+                backward_overlap(net, by_position[static_cast<std::size_t>(i)], g, level)) {
                 return BackwardOverlap{static_cast<std::size_t>(i), j, level};
             }
         }

@@ -76,7 +76,8 @@ int optimal_k_timed(Rank n, std::int64_t m, double hop, double send) {
         const int l1 = kbinomial_steps(n, k);
         // The largest fanout in the tree: k, or L1 - 1 when the tree never needs a k-th child.
         const std::int64_t fanout = kbinomial_total_steps(n, 2, k) - l1;
-        const double time = l1 * hop + static_cast<double>(m - 1) * static_cast<double>(fanout) * send;
+        const double time =
+            l1 * hop + static_cast<double>(m - 1) * static_cast<double>(fanout) * send;
         if (k == 1 || time <= best_time) {
             best = k;
             best_time = time;

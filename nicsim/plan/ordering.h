@@ -2,9 +2,9 @@
 //
 // Every tree shape sends within contiguous ranges of positions, so it causes little contention
 // when nodes consecutive in the ordering are close in the network (Kesavan and Panda §4.3.2). With
-// up*/down* routing on an irregular network no ordering is contention-free (Kesavan and Panda points to
-// its authors' partial ordered chains); the one here takes the simple route of walking the
-// switches depth first, so a range of positions mostly stays under one subtree of switches.
+// up*/down* routing on an irregular network no ordering is contention-free (Kesavan and Panda
+// points to its authors' partial ordered chains); the one here takes the simple route of walking
+// the switches depth first, so a range of positions mostly stays under one subtree of switches.
 #pragma once
 
 #include <span>
@@ -21,10 +21,10 @@ struct SwitchNetwork {
         neighbours;  // switch -> adjacent switches (sorted, no duplicates)
 };
 
-// A minimal-contention ordering of the nodes (Kesavan and Panda §4.3.2): the switches in a depth-first
-// preorder of the breadth-first spanning tree rooted at switch 0 (the up*/down* root; children
-// visited in increasing switch id), the nodes of one switch together in increasing node id.
-// Consecutive nodes of the order are then close in the network, so the contiguous ranges the
+// A minimal-contention ordering of the nodes (Kesavan and Panda §4.3.2): the switches in a
+// depth-first preorder of the breadth-first spanning tree rooted at switch 0 (the up*/down* root;
+// children visited in increasing switch id), the nodes of one switch together in increasing node
+// id. Consecutive nodes of the order are then close in the network, so the contiguous ranges the
 // trees are built on stay in separate parts of it. The network must be connected.
 std::vector<Rank> switch_ordering(const SwitchNetwork& network);
 

@@ -18,8 +18,9 @@ std::span<const TreeShape> tree_shapes() {
         {"flat", "the root sends to every other node; n - 1 steps, every other node a leaf", false,
          [](Rank n, int) { return flat_tree(n); }},
         {"kbinomial",
-         "binomial tree with at most k children per node (Kesavan and Panda); best k: optimal_k(n, m)", true,
-         kbinomial_tree},
+         "binomial tree with at most k children per node (Kesavan and Panda); "
+         "best k: optimal_k(n, m)",
+         true, kbinomial_tree},
     }};
     return table;
 }

@@ -1,11 +1,11 @@
 // Planner: multicast trees.
 //
 // A multicast forwards along a tree: each node sends to its children in order, its NIC forwarding
-// every packet as it arrives (Kesavan and Panda's FPFS). Every shape here is built over positions 0..n-1 of
-// an ordering of the group with the source at position 0, and every subtree covers a contiguous
-// range of positions, so on an ordering in which consecutive nodes are close in the network
-// (ordering.h) different subtrees use different parts of it. relabel() then turns positions into
-// ranks. Shapes are chosen by name from tree_shapes().
+// every packet as it arrives (Kesavan and Panda's FPFS). Every shape here is built over positions
+// 0..n-1 of an ordering of the group with the source at position 0, and every subtree covers a
+// contiguous range of positions, so on an ordering in which consecutive nodes are close in the
+// network (ordering.h) different subtrees use different parts of it. relabel() then turns positions
+// into ranks. Shapes are chosen by name from tree_shapes().
 //
 //   binomial, n = 8               kbinomial, n = 7, k = 2: s = 3 steps, N(2,2) = 4, N(1,2) = 2
 //        0                            0

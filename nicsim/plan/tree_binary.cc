@@ -7,8 +7,8 @@
 // numbering in which each node sends first to the next position (p + 1) makes those edges a
 // ring over all the nodes in every tree, a true credit deadlock, so nearly every multicast
 // recovers. Numbered breadth-first the binary trees recover less often and with fewer packets
-// than binomial ones, as Bhoedjang et al. Table 1 reports. (A real job's trees are renumbered so that
-// every subtree is a run of positions: Agent::tree, plan::lay_along.)
+// than binomial ones, as Bhoedjang et al. Table 1 reports. (A real job's trees are renumbered so
+// that every subtree is a run of positions: Agent::tree, plan::lay_along.)
 #include "plan/tree.h"
 
 namespace nicsim::plan {

@@ -1,5 +1,5 @@
-// Simulator: all-to-all multicast (Bhoedjang et al. §5.2, Table 1, Fig. 6 right), the experiment behind
-// `nicsim alltoall`.
+// Simulator: all-to-all multicast (Bhoedjang et al. §5.2, Table 1, Fig. 6 right), the experiment
+// behind `nicsim alltoall`.
 //
 // Every node's host multicasts `messages` messages of `bytes` bytes at once, each a broadcast of
 // the nodes' agents along its own tree (the tree shape rooted at that node, on the network's

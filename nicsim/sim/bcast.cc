@@ -13,9 +13,11 @@
 namespace nicsim::sim {
 
 std::optional<Topology> make_topology(const Model& model, std::string* why) {
-    if (model.topology == "hypercube") return Topology::hypercube(model.nodes, model.switch_ports, why);
+    if (model.topology == "hypercube")
+        return Topology::hypercube(model.nodes, model.switch_ports, why);
     if (model.topology == "fattree") {
-        *why = "topology fattree: takes --tree " + std::string(kHwTreeNames) + " (sim/hw_collective.h)";
+        *why = "topology fattree: takes --tree " + std::string(kHwTreeNames) +
+               " (sim/hw_collective.h)";
         return std::nullopt;
     }
     if (model.topology == "irregular") {
@@ -81,12 +83,14 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
     const Model& model = spec.model;
     const Rank n = model.nodes;
     if (spec.root < 0 || spec.root >= n) {
-        *why = "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
+        *why =
+            "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;
     }
     if (!skew_fits(spec.skew_us, why)) return std::nullopt;
     if (spec.late < -1 || spec.late >= n) {
-        *why = "--late " + std::to_string(spec.late) + ": not a node of 0.." + std::to_string(n - 1);
+        *why =
+            "--late " + std::to_string(spec.late) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;
     }
     if (spec.messages < 1) {
@@ -115,9 +119,11 @@ std::optional<BcastResult> run_bcast(const BcastSpec& spec, Trace* trace, std::s
 
     BcastResult result;
     result.packets = static_cast<std::uint32_t>(packets);
-    const plan::TreeShape* shape = plan::find_tree_shape(spec.tree == "optimal" ? "kbinomial" : spec.tree);
+    const plan::TreeShape* shape =
+        plan::find_tree_shape(spec.tree == "optimal" ? "kbinomial" : spec.tree);
     if (shape == nullptr) {
-        *why = "--tree " + spec.tree + ": not one of binomial|binary|chain|flat|kbinomial[:K]|optimal";
+        *why =
+            "--tree " + spec.tree + ": not one of binomial|binary|chain|flat|kbinomial[:K]|optimal";
         return std::nullopt;
     }
     int k = 0;

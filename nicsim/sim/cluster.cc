@@ -101,7 +101,8 @@ public:
         if (allgather != nullptr && c_.collectives_.payloads) {
             coll_->result.assign(block_bytes * static_cast<std::uint64_t>(c_.size()), std::byte{0});
             for (std::uint64_t i = 0; i < block_bytes; ++i) {
-                coll_->result[block_bytes * static_cast<std::uint64_t>(rank_) + i] = block_byte(rank_, i);
+                coll_->result[block_bytes * static_cast<std::uint64_t>(rank_) + i] =
+                    block_byte(rank_, i);
             }
         }
         coll_->record.posted = at;
@@ -118,7 +119,8 @@ public:
         coll().record.posted = at;
         coll_->host_steps = std::move(steps);
         coll_->host_got.clear();
-        for (const HostStep& step : coll_->host_steps) coll_->host_got.emplace_back(step.from.size(), false);
+        for (const HostStep& step : coll_->host_steps)
+            coll_->host_got.emplace_back(step.from.size(), false);
         host_advance(at);
     }
 
@@ -454,7 +456,8 @@ private:
             s = agent_->post_barrier(*coll_->barrier, &coll_->seq);
         } else {
             s = agent_->post_allgather(*coll_->allgather, coll_->block_bytes,
-                                       static_cast<std::uint32_t>(c_.model_.mtu), coll_->result, &coll_->seq);
+                                       static_cast<std::uint32_t>(c_.model_.mtu), coll_->result,
+                                       &coll_->seq);
         }
         check(s, "posting its collective, node", rank_);
         coll_->posted = !failed(s);
@@ -552,7 +555,8 @@ private:
         if (!coll_->record.complete) {
             coll_->record.done = at;
             coll_->record.complete = true;
-            coll_->record.host_busy = at - coll_->record.posted;  // it polled throughout (Yu et al. §6.3)
+            coll_->record.host_busy =
+                at - coll_->record.posted;  // it polled throughout (Yu et al. §6.3)
         }
     }
 
@@ -568,8 +572,8 @@ private:
                 }
             }
         }
-        c_.fail("node " + std::to_string(rank_) + " got a message from node " + std::to_string(src) +
-                " that no step of its collective expects");
+        c_.fail("node " + std::to_string(rank_) + " got a message from node " +
+                std::to_string(src) + " that no step of its collective expects");
     }
 
     // The host sends: ts once per message, then each packet across the I/O bus into a free send
@@ -684,8 +688,9 @@ private:
     }
     void trace(Trace::Track track, const char* what, Time start, Time end) {
         if (!c_.trace_->named(track, static_cast<std::uint32_t>(rank_))) {
-            c_.trace_->name(track, static_cast<std::uint32_t>(rank_),
-                            (track == Trace::Track::nic ? "nic " : "host ") + std::to_string(rank_));
+            c_.trace_->name(
+                track, static_cast<std::uint32_t>(rank_),
+                (track == Trace::Track::nic ? "nic " : "host ") + std::to_string(rank_));
         }
         c_.trace_->slice(track, static_cast<std::uint32_t>(rank_), what, start, end);
     }
@@ -868,7 +873,8 @@ const Cluster::CollectiveRecord& Cluster::collective(Rank node) const {
 std::span<const std::byte> Cluster::result(Rank node) const { return nodes_[node]->result(); }
 
 std::byte Cluster::block_byte(Rank origin, std::uint64_t offset) {
-    return static_cast<std::byte>((static_cast<std::uint64_t>(origin) * 131 + offset * 7 + 1) & 0xff);
+    return static_cast<std::byte>((static_cast<std::uint64_t>(origin) * 131 + offset * 7 + 1) &
+                                  0xff);
 }
 
 nic::CollectiveStats Cluster::collective_totals() const {

@@ -172,8 +172,8 @@ public:
     nic::CollectiveStats collective_totals() const;
     std::uint64_t collective_packets() const { return collective_packets_; }
     std::uint64_t lost_packets() const { return lost_packets_; }
-    // Multicast packets that started at least one deadlock recovery (Bhoedjang et al. Table 1 counts
-    // recoveries as a fraction of the multicasts).
+    // Multicast packets that started at least one deadlock recovery (Bhoedjang et al. Table 1
+    // counts recoveries as a fraction of the multicasts).
     std::uint64_t recovery_starters() const { return recovery_starters_.size(); }
 
 private:

@@ -100,8 +100,8 @@ std::optional<CollectiveResult> run(const CollectiveSpec& spec, bool on_nic, con
                 const Rank origin = static_cast<Rank>(i / spec.bytes);
                 if (got[i] != Cluster::block_byte(origin, i % spec.bytes)) {
                     *why = "simulation broke an invariant: node " + std::to_string(node) +
-                           " has a wrong byte " + std::to_string(i % spec.bytes) + " in the block of " +
-                           std::to_string(origin);
+                           " has a wrong byte " + std::to_string(i % spec.bytes) +
+                           " in the block of " + std::to_string(origin);
                     return std::nullopt;
                 }
             }
@@ -118,7 +118,8 @@ std::vector<Cluster::HostStep> host_steps(const plan::AllgatherSchedule& schedul
         Cluster::HostStep& step = steps.emplace_back();
         for (const plan::Transfer& t : s.sends) {
             std::uint64_t blocks = 0;
-            for (const plan::BlockRange& r : t.blocks) blocks += static_cast<std::uint64_t>(r.count);
+            for (const plan::BlockRange& r : t.blocks)
+                blocks += static_cast<std::uint64_t>(r.count);
             step.sends.push_back({t.peer, blocks * block_bytes});
         }
         for (const plan::Transfer& t : s.recvs) step.from.push_back(t.peer);
@@ -160,8 +161,9 @@ std::optional<CollectiveResult> run_allgather(const CollectiveSpec& spec, Trace*
                std::to_string(mtu) + " bytes";
         return std::nullopt;
     }
-    if (spec.payloads && (algorithm->on_host ||
-                          spec.bytes * static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(n) > (1ULL << 30))) {
+    if (spec.payloads && (algorithm->on_host || spec.bytes * static_cast<std::uint64_t>(n) *
+                                                        static_cast<std::uint64_t>(n) >
+                                                    (1ULL << 30))) {
         *why = "payloads: only a NIC-based allgather of 1 GiB or less in all carries bytes";
         return std::nullopt;
     }
@@ -204,8 +206,9 @@ std::optional<CollectiveResult> run_barrier(const CollectiveSpec& spec, Trace* t
     const Rank n = spec.model.nodes;
     const bool on_host = spec.algorithm == "host" || spec.algorithm.starts_with(kHostPrefix);
     const bool chosen = spec.algorithm == "nic" || spec.algorithm == "host";
-    const std::string name =
-        spec.algorithm.starts_with(kHostPrefix) ? spec.algorithm.substr(kHostPrefix.size()) : spec.algorithm;
+    const std::string name = spec.algorithm.starts_with(kHostPrefix)
+                                 ? spec.algorithm.substr(kHostPrefix.size())
+                                 : spec.algorithm;
     const plan::BarrierAlgorithm* algorithm = nullptr;
     std::size_t fewest = 0;
     for (const plan::BarrierAlgorithm& a : plan::barrier_algorithms()) {
@@ -241,7 +244,9 @@ std::optional<CollectiveResult> run_barrier(const CollectiveSpec& spec, Trace* t
         };
     }
     auto result = run(spec, !on_host, post, trace, why);
-    if (result) result->algorithm = (on_host ? std::string(kHostPrefix) : "") + std::string(algorithm->name);
+    if (result)
+        result->algorithm =
+            (on_host ? std::string(kHostPrefix) : "") + std::string(algorithm->name);
     return result;
 }
 

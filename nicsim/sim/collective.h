@@ -48,7 +48,7 @@ struct CollectiveResult {
                                      // p2p_flow=gm data packets, resends included, ACKs and NACKs)
     std::uint64_t lost = 0;
     nic::CollectiveStats stats;      // NACKs, retransmissions, duplicates
-    GmStats gm;                      // host-based with p2p_flow=gm: GM's drops, ACKs, NACKs, resends
+    GmStats gm;  // host-based with p2p_flow=gm: GM's drops, ACKs, NACKs, resends
     std::uint64_t events = 0;
 };
 

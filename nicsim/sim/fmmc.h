@@ -1,5 +1,5 @@
-// Simulator: FM/MC, the multicast protocol Bhoedjang et al. compares LFC with (§2.2, §3.3, §5.3), as a
-// comparator on the same modeled cluster. It is a baseline, not engine protocol: the component
+// Simulator: FM/MC, the multicast protocol Bhoedjang et al. compares LFC with (§2.2, §3.3, §5.3),
+// as a comparator on the same modeled cluster. It is a baseline, not engine protocol: the component
 // never runs it, so it lives here beside the host-based baselines rather than in nic/.
 //
 //   host ── needs a multicast credit per packet (a buffer on every receiving host): credits come
@@ -34,14 +34,14 @@ struct FmmcParams {
     // calibrated: multicast buffers per host (9 KB), the credit manager's pool, so that FM/MC's
     // single-sender peak on 61 nodes is near Bhoedjang et al. §5.3's 7.7 MB/s.
     int host_buffers = 36;
-    // assumed: credits a host asks for at once (Bhoedjang et al. §2.2: hosts "request multiple credits
-    // and cache them"); it asks for the next batch when half of one is spent.
+    // assumed: credits a host asks for at once (Bhoedjang et al. §2.2: hosts "request multiple
+    // credits and cache them"); it asks for the next batch when half of one is spent.
     int credit_batch = 16;
     // assumed: the NI's one receive queue, 16 KB of LANai SRAM (Bhoedjang et al. §2.2).
     int ni_queue = 64;
-    // assumed: FM/MC's NI cost per packet as a fraction of LFC's tns and tnr (Bhoedjang et al. §5.3:
-    // LFC's per-packet overheads are "slightly higher"). A credit request, reply or token is a
-    // packet like any other: the NI pays its costs, and it waits in the NI's one transmit queue
+    // assumed: FM/MC's NI cost per packet as a fraction of LFC's tns and tnr (Bhoedjang et al.
+    // §5.3: LFC's per-packet overheads are "slightly higher"). A credit request, reply or token is
+    // a packet like any other: the NI pays its costs, and it waits in the NI's one transmit queue
     // behind the data before it.
     double ni_cost = 0.8;
 };

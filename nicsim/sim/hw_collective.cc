@@ -68,7 +68,8 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
         p.live[static_cast<std::size_t>(v)] = false;
     }
     if (spec.root < 0 || spec.root >= n) {
-        *why = "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
+        *why =
+            "--root " + std::to_string(spec.root) + ": not a node of 0.." + std::to_string(n - 1);
         return std::nullopt;
     }
     if (!p.live[static_cast<std::size_t>(spec.root)]) {
@@ -83,27 +84,31 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
         // with the network's fan-out: position q's children are kq + 1 .. kq + k.
         std::vector<Rank> order;
         for (Rank v = 0; v < n; ++v) {
-            if (p.live[static_cast<std::size_t>((spec.root + v) % n)]) order.push_back((spec.root + v) % n);
+            if (p.live[static_cast<std::size_t>((spec.root + v) % n)])
+                order.push_back((spec.root + v) % n);
         }
         const auto size = static_cast<Rank>(order.size());
         std::vector<std::vector<Rank>> children(static_cast<std::size_t>(size));
-        for (Rank c = 1; c < size; ++c) children[static_cast<std::size_t>((c - 1) / net.arity())].push_back(c);
+        for (Rank c = 1; c < size; ++c)
+            children[static_cast<std::size_t>((c - 1) / net.arity())].push_back(c);
         const plan::Tree shape = plan::tree_from_children(0, std::move(children));
         p.depth = plan::depth(shape);
         for (Rank pos = 0; pos < shape.size(); ++pos) {
             Part& part = p.parts[static_cast<std::size_t>(order[static_cast<std::size_t>(pos)])];
-            if (shape.parent[pos] >= 0) part.parent = order[static_cast<std::size_t>(shape.parent[pos])];
+            if (shape.parent[pos] >= 0)
+                part.parent = order[static_cast<std::size_t>(shape.parent[pos])];
             for (const Rank c : shape.children[pos]) {
                 const Rank child = order[static_cast<std::size_t>(c)];
-                part.sends.push_back({order[static_cast<std::size_t>(pos)], {child, child}, false, bytes});
+                part.sends.push_back(
+                    {order[static_cast<std::size_t>(pos)], {child, child}, false, bytes});
             }
         }
         return p;
     }
     if (spec.tree == "hardware") {
         if (groups.size() != 1) {
-            *why = "--tree hardware: the live nodes are not adjacent (" + std::to_string(groups.size()) +
-                   " groups); use --tree hwtree or software";
+            *why = "--tree hardware: the live nodes are not adjacent (" +
+                   std::to_string(groups.size()) + " groups); use --tree hwtree or software";
             return std::nullopt;
         }
         p.multicasts = {spec.root, {{{spec.root, groups.front()}}}};
@@ -123,7 +128,8 @@ std::optional<Plan> make_plan(const HwCollectiveSpec& spec, std::uint64_t bytes,
     p.depth = p.multicasts.depth();
     for (const plan::HwStep& step : p.multicasts.steps) {
         for (const plan::HwMulticast& m : step) {
-            p.parts[static_cast<std::size_t>(m.source)].sends.push_back({m.source, m.dest, true, bytes});
+            p.parts[static_cast<std::size_t>(m.source)].sends.push_back(
+                {m.source, m.dest, true, bytes});
         }
     }
     return p;
@@ -145,7 +151,8 @@ public:
         next_test_.assign(n, 0);
         waiting_.assign(n, 0);
         for (std::size_t v = 0; v < n; ++v) {
-            if (plan_.parts[v].parent >= 0) ++waiting_[static_cast<std::size_t>(plan_.parts[v].parent)];
+            if (plan_.parts[v].parent >= 0)
+                ++waiting_[static_cast<std::size_t>(plan_.parts[v].parent)];
         }
     }
 
@@ -177,13 +184,15 @@ public:
                 continue;
             }
             if (done_[i] < 0) {
-                *why = "simulation broke an invariant: node " + std::to_string(v) + " never completed";
+                *why =
+                    "simulation broke an invariant: node " + std::to_string(v) + " never completed";
                 return std::nullopt;
             }
             r.done_us.push_back(done_[i]);
             r.latency_us = std::max(r.latency_us, done_[i]);
         }
-        if (!barrier_ && r.latency_us > 0) r.bandwidth_mbs = static_cast<double>(spec_.bytes) / r.latency_us;
+        if (!barrier_ && r.latency_us > 0)
+            r.bandwidth_mbs = static_cast<double>(spec_.bytes) / r.latency_us;
         return r;
     }
 
@@ -301,7 +310,9 @@ std::vector<Rank> random_faults(Rank nodes, std::int64_t count, Rank keep, Rng& 
         if (v != keep) others.push_back(v);
     }
     for (std::int64_t i = 0; i < count; ++i) {
-        const auto j = static_cast<std::size_t>(i) + static_cast<std::size_t>(rng.below(others.size() - static_cast<std::size_t>(i)));
+        const auto j =
+            static_cast<std::size_t>(i) +
+            static_cast<std::size_t>(rng.below(others.size() - static_cast<std::size_t>(i)));
         std::swap(others[static_cast<std::size_t>(i)], others[j]);
     }
     others.resize(static_cast<std::size_t>(count));
@@ -309,11 +320,13 @@ std::vector<Rank> random_faults(Rank nodes, std::int64_t count, Rank keep, Rng& 
     return others;
 }
 
-std::optional<HwCollectiveResult> run_hw_bcast(const HwCollectiveSpec& spec, Trace* trace, std::string* why) {
+std::optional<HwCollectiveResult> run_hw_bcast(const HwCollectiveSpec& spec, Trace* trace,
+                                               std::string* why) {
     return run(spec, false, trace, why);
 }
 
-std::optional<HwCollectiveResult> run_hw_barrier(const HwCollectiveSpec& spec, Trace* trace, std::string* why) {
+std::optional<HwCollectiveResult> run_hw_barrier(const HwCollectiveSpec& spec, Trace* trace,
+                                                 std::string* why) {
     return run(spec, true, trace, why);
 }
 

@@ -61,7 +61,9 @@ std::vector<Rank> random_faults(Rank nodes, std::int64_t count, Rank keep, Rng& 
 // Empty with one line in *why for a bad spec: a root or faulty node outside the network, a
 // faulty root, an unknown tree or planner, hardware multicast over nodes that are not adjacent;
 // or when a node never completes, which would be a bug.
-std::optional<HwCollectiveResult> run_hw_bcast(const HwCollectiveSpec& spec, Trace* trace, std::string* why);
-std::optional<HwCollectiveResult> run_hw_barrier(const HwCollectiveSpec& spec, Trace* trace, std::string* why);
+std::optional<HwCollectiveResult> run_hw_bcast(const HwCollectiveSpec& spec, Trace* trace,
+                                               std::string* why);
+std::optional<HwCollectiveResult> run_hw_barrier(const HwCollectiveSpec& spec, Trace* trace,
+                                                 std::string* why);
 
 }  // namespace nicsim::sim

@@ -38,8 +38,11 @@ Time HwMulticastNetwork::reserve(Time& busy_until, Time at, Time length, Trace::
     busy_until = begin + length;
     if (trace_ != nullptr && length > 0) {
         if (!trace_->named(track, id)) {
-            trace_->name(track, id, track == Trace::Track::link ? tree_.link_name(id)
-                                    : (track == Trace::Track::host ? "host " : "nic ") + std::to_string(id));
+            trace_->name(
+                track, id,
+                track == Trace::Track::link
+                    ? tree_.link_name(id)
+                    : (track == Trace::Track::host ? "host " : "nic ") + std::to_string(id));
         }
         trace_->slice(track, id, what, begin, busy_until);
     }
@@ -56,7 +59,9 @@ std::uint32_t HwMulticastNetwork::post(const Send& send, Time at) {
     const auto id = static_cast<std::uint32_t>(txs_.size());
     Transaction& t = txs_.emplace_back();
     t.send = send;
-    t.packets = send.test ? 1 : static_cast<std::uint32_t>(std::max<std::uint64_t>(1, packet_count(send.bytes, model_.mtu)));
+    t.packets = send.test ? 1
+                          : static_cast<std::uint32_t>(
+                                std::max<std::uint64_t>(1, packet_count(send.bytes, model_.mtu)));
     t.got.assign(static_cast<std::size_t>(send.dest.size()), 0);
     const auto src = static_cast<std::size_t>(send.source);
     const auto node = static_cast<std::uint32_t>(send.source);
@@ -67,9 +72,11 @@ std::uint32_t HwMulticastNetwork::post(const Send& send, Time at) {
     }
     // The NIC prepares each packet in turn and fetches its payload across the PCI bus.
     for (std::uint32_t p = 0; p < t.packets; ++p) {
-        const Time prepared = reserve(nic_free_[src], ready, from_us(model_.tns), Trace::Track::nic, node, "send");
-        const Time fetched = reserve(bus_free_[src], prepared, transfer_time(payload(t, p), model_.dma_bw),
-                                     Trace::Track::nic, node, "dma out");
+        const Time prepared =
+            reserve(nic_free_[src], ready, from_us(model_.tns), Trace::Track::nic, node, "send");
+        const Time fetched =
+            reserve(bus_free_[src], prepared, transfer_time(payload(t, p), model_.dma_bw),
+                    Trace::Track::nic, node, "dma out");
         sim_.schedule(fetched, *this, kInject, id);
     }
     return id;
@@ -97,13 +104,15 @@ void HwMulticastNetwork::inject(std::uint32_t id) {
     }
     // The worm starts when every link is free by the time its head reaches it.
     const Time hop = from_us(model_.switch_latency);
-    const Time wire = transfer_time(bytes + static_cast<std::uint64_t>(model_.header_bytes), model_.link_bw);
+    const Time wire =
+        transfer_time(bytes + static_cast<std::uint64_t>(model_.header_bytes), model_.link_bw);
     Time start = sim_.now();
     for (std::size_t i = 0; i < path_.size(); ++i) {
         const Time head = static_cast<Time>(hops_[i]) * hop;
         if (link_free_[path_[i]] > head) start = std::max(start, link_free_[path_[i]] - head);
     }
-    const Time ack_wire = transfer_time(static_cast<std::uint64_t>(model_.header_bytes), model_.link_bw);
+    const Time ack_wire =
+        transfer_time(static_cast<std::uint64_t>(model_.header_bytes), model_.link_bw);
     for (std::size_t i = 0; i < path_.size(); ++i) {
         const Time head = start + static_cast<Time>(hops_[i]) * hop;
         reserve(link_free_[path_[i]], head, wire, Trace::Track::link, path_[i], "packet");
@@ -133,7 +142,8 @@ void HwMulticastNetwork::arrive(const Arrival& a) {
     const auto v = static_cast<std::size_t>(a.node);
     const auto node = static_cast<std::uint32_t>(a.node);
     if (t.send.test) t.positive = user_.test(a.node, a.tx) && t.positive;
-    const Time taken = reserve(nic_free_[v], sim_.now(), from_us(model_.tnr), Trace::Track::nic, node, "receive");
+    const Time taken =
+        reserve(nic_free_[v], sim_.now(), from_us(model_.tnr), Trace::Track::nic, node, "receive");
     t.ack_at = std::max(t.ack_at, taken + a.ack_back);
     const std::uint32_t packet = t.got[static_cast<std::size_t>(a.node - t.send.dest.lo)]++;
     const Time in = reserve(bus_free_[v], taken, transfer_time(payload(t, packet), model_.dma_bw),
@@ -142,7 +152,8 @@ void HwMulticastNetwork::arrive(const Arrival& a) {
     if (packet + 1 == t.packets && !t.send.test) {
         Time done = in;
         if (!t.send.on_nic) {
-            done = reserve(host_free_[v], in, from_us(model_.tr), Trace::Track::host, node, "receive");
+            done =
+                reserve(host_free_[v], in, from_us(model_.tr), Trace::Track::host, node, "receive");
             host_busy_[v] += from_us(model_.tr);
         }
         user_.delivered(a.node, a.tx, done);  // may post, and so move txs_: `t` is not used after

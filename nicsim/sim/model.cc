@@ -218,7 +218,8 @@ const ModelParam* find_model_param(std::string_view name) {
     return nullptr;
 }
 
-bool set_model_param(Model& model, std::string_view name, std::string_view value, std::string* why) {
+bool set_model_param(Model& model, std::string_view name, std::string_view value,
+                     std::string* why) {
     const std::string quoted = std::string(name) + "=" + std::string(value);
     const ModelParam* param = find_model_param(name);
     if (param == nullptr) {
@@ -247,7 +248,8 @@ bool set_model_param(Model& model, std::string_view name, std::string_view value
                 return false;
             } else {
                 T v{};
-                if (!parse_number(value, &v) || (std::is_floating_point_v<T> && !std::isfinite(v))) {
+                if (!parse_number(value, &v) ||
+                    (std::is_floating_point_v<T> && !std::isfinite(v))) {
                     // A whole number all the same (below 0 for an unsigned one, or too large for
                     // its type) is out of range; anything else is not what the parameter takes.
                     double d{};

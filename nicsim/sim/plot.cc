@@ -46,7 +46,8 @@ struct Axis {
     std::vector<double> ticks() const {
         std::vector<double> out;
         if (log) {
-            for (double p = std::pow(10, std::floor(std::log10(low))); p <= high * 1.0001; p *= 10) {
+            for (double p = std::pow(10, std::floor(std::log10(low))); p <= high * 1.0001;
+                 p *= 10) {
                 if (p >= low * 0.9999) out.push_back(p);
             }
             if (out.size() >= 2) return out;
@@ -101,33 +102,36 @@ std::string svg(const Figure& f) {
     }
     const Axis ax = axis(xs, f.log_x), ay = axis(ys, f.log_y);
     const double x0 = kLeft, x1 = kWidth - kRight, y0 = kHeight - kBottom, y1 = kTop;
-    std::string out =
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kWidth) + "\" height=\"" +
-        num(kHeight) + "\" font-family=\"sans-serif\" font-size=\"11\">\n"
-        "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-        "<text x=\"" + num(kWidth / 2) + "\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">" +
-        escape(f.title) + "</text>\n"
-        "<rect x=\"" + num(x0) + "\" y=\"" + num(y1) + "\" width=\"" + num(x1 - x0) + "\" height=\"" +
-        num(y0 - y1) + "\" fill=\"none\" stroke=\"black\"/>\n";
+    std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kWidth) +
+                      "\" height=\"" + num(kHeight) +
+                      "\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+                      "<text x=\"" +
+                      num(kWidth / 2) + "\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">" +
+                      escape(f.title) +
+                      "</text>\n"
+                      "<rect x=\"" +
+                      num(x0) + "\" y=\"" + num(y1) + "\" width=\"" + num(x1 - x0) +
+                      "\" height=\"" + num(y0 - y1) + "\" fill=\"none\" stroke=\"black\"/>\n";
     if (f.x_ticks.empty()) {
         for (const double t : ax.ticks()) {
             const double px = ax.to(t, x0, x1);
-            out += "<line x1=\"" + num(px) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(px) + "\" y2=\"" +
-                   num(y0 + 4) + "\" stroke=\"black\"/><text x=\"" + num(px) + "\" y=\"" +
-                   num(y0 + 16) + "\" text-anchor=\"middle\">" + num(t) + "</text>\n";
+            out += "<line x1=\"" + num(px) + "\" y1=\"" + num(y0) + "\" x2=\"" + num(px) +
+                   "\" y2=\"" + num(y0 + 4) + "\" stroke=\"black\"/><text x=\"" + num(px) +
+                   "\" y=\"" + num(y0 + 16) + "\" text-anchor=\"middle\">" + num(t) + "</text>\n";
         }
     } else {
         for (std::size_t i = 0; i < f.x_ticks.size(); ++i) {
             const double px = ax.to(static_cast<double>(i + 1), x0, x1);
-            out += "<text x=\"" + num(px) + "\" y=\"" + num(y0 + 16) + "\" text-anchor=\"middle\">" +
-                   escape(f.x_ticks[i]) + "</text>\n";
+            out += "<text x=\"" + num(px) + "\" y=\"" + num(y0 + 16) +
+                   "\" text-anchor=\"middle\">" + escape(f.x_ticks[i]) + "</text>\n";
         }
     }
     for (const double t : ay.ticks()) {
         const double py = ay.to(t, y0, y1);
-        out += "<line x1=\"" + num(x0 - 4) + "\" y1=\"" + num(py) + "\" x2=\"" + num(x1) + "\" y2=\"" +
-               num(py) + "\" stroke=\"#ddd\"/><text x=\"" + num(x0 - 6) + "\" y=\"" + num(py + 4) +
-               "\" text-anchor=\"end\">" + num(t) + "</text>\n";
+        out += "<line x1=\"" + num(x0 - 4) + "\" y1=\"" + num(py) + "\" x2=\"" + num(x1) +
+               "\" y2=\"" + num(py) + "\" stroke=\"#ddd\"/><text x=\"" + num(x0 - 6) + "\" y=\"" +
+               num(py + 4) + "\" text-anchor=\"end\">" + num(t) + "</text>\n";
     }
     out += "<text x=\"" + num((x0 + x1) / 2) + "\" y=\"" + num(kHeight - 12) +
            "\" text-anchor=\"middle\">" + escape(f.x_label) + "</text>\n";
@@ -144,8 +148,8 @@ std::string svg(const Figure& f) {
             out += s.paper ? "<rect x=\"" + num(px - 4) + "\" y=\"" + num(py - 4) +
                                  "\" width=\"8\" height=\"8\" fill=\"none\" stroke=\"" + colour +
                                  "\" stroke-width=\"2\"/>\n"
-                           : "<circle cx=\"" + num(px) + "\" cy=\"" + num(py) + "\" r=\"3\" fill=\"" +
-                                 colour + "\"/>\n";
+                           : "<circle cx=\"" + num(px) + "\" cy=\"" + num(py) +
+                                 "\" r=\"3\" fill=\"" + colour + "\"/>\n";
         }
         if (!s.paper && s.x.size() > 1 && f.x_ticks.empty()) {  // categories are not joined
             out += "<polyline points=\"" + points + "\" fill=\"none\" stroke=\"" + colour +

@@ -20,9 +20,9 @@ Trace::~Trace() {
 }
 
 void Trace::slice(Track track, std::uint32_t id, const char* what, Time start, Time end) {
-    std::fprintf(out_, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f}",
-                 first_ ? "" : ",\n", what, static_cast<int>(track), id, to_us(start),
-                 to_us(end - start));
+    std::fprintf(
+        out_, "%s{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.6f,\"dur\":%.6f}",
+        first_ ? "" : ",\n", what, static_cast<int>(track), id, to_us(start), to_us(end - start));
     first_ = false;
 }
 

@@ -16,8 +16,8 @@ int run_fmmc_command(std::string_view command, const Options& opts, const sim::M
             return usage_error(command, std::string(lfc_only) + ": only with --protocol lfc");
     }
     if (opts.has("--tree") && opts.text("--tree") != "binary") {
-        return usage_error(
-            command, "--tree " + opts.text("--tree") + ": FM/MC uses binary trees (Bhoedjang et al. §2.2)");
+        return usage_error(command, "--tree " + opts.text("--tree") +
+                                        ": FM/MC uses binary trees (Bhoedjang et al. §2.2)");
     }
     const bool all = command == "alltoall";
     const bool blast = command != "bcast";

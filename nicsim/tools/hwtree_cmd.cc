@@ -22,11 +22,16 @@ namespace {
 constexpr std::uint64_t kOptimalCalls = 1'000'000;
 
 const std::array kHwtreeOpts = {
-    OptionSpec{"--nodes", "N", "nodes of the fat tree, 1..65536 (required); N below a power of 4 populates the first N ports"},
-    kFaultyOpt, kFaultyPercentOpt,
+    OptionSpec{
+        "--nodes", "N",
+        "nodes of the fat tree, 1..65536 (required); N below a power of 4 populates the first N ports"},
+    kFaultyOpt,
+    kFaultyPercentOpt,
     OptionSpec{"--source", "S", "the multicast's source (default 0)"},
     kPlannerOpt,
-    OptionSpec{"--trials", "T", "draw T fault maps (with --faulty-percent) and print the distribution of tree depths"},
+    OptionSpec{
+        "--trials", "T",
+        "draw T fault maps (with --faulty-percent) and print the distribution of tree depths"},
     OptionSpec{"--seed", "X", "seed of the fault maps (default 1)"},
     kDotOpt,
     OptionSpec{"--json", "", "print one JSON object instead of text"},
@@ -40,8 +45,8 @@ std::string range_text(plan::NodeRange r) {
 
 // The faulty nodes from --faulty or --faulty-percent, none without either; `source` must stay
 // live. Empty with one line in *why for bad input.
-std::optional<std::vector<Rank>> faults_from(const Options& opts, Rank nodes, Rank source, sim::Rng& rng,
-                                             std::string* why) {
+std::optional<std::vector<Rank>> faults_from(const Options& opts, Rank nodes, Rank source,
+                                             sim::Rng& rng, std::string* why) {
     if (opts.has("--faulty") && opts.has("--faulty-percent")) {
         *why = "--faulty and --faulty-percent: give one of them";
         return std::nullopt;
@@ -94,12 +99,14 @@ bool write_dot(const std::string& path, const plan::HwTree& tree, std::string* w
     for (std::size_t s = 0; s < tree.steps.size(); ++s) {
         for (const plan::HwMulticast& m : tree.steps[s]) {
             const std::string g = "g" + std::to_string(m.dest.lo) + "_" + std::to_string(m.dest.hi);
-            std::fprintf(out.get(), "  %s [label=\"%s\"];\n  %s -> %s [label=\"step %zu: %d\"];\n", g.c_str(),
-                         range_text(m.dest).c_str(), holder[m.source].c_str(), g.c_str(), s + 1, m.source);
+            std::fprintf(out.get(), "  %s [label=\"%s\"];\n  %s -> %s [label=\"step %zu: %d\"];\n",
+                         g.c_str(), range_text(m.dest).c_str(), holder[m.source].c_str(), g.c_str(),
+                         s + 1, m.source);
         }
         for (const plan::HwMulticast& m : tree.steps[s]) {
             for (Rank v = m.dest.lo; v <= m.dest.hi; ++v) {
-                holder.emplace(v, "g" + std::to_string(m.dest.lo) + "_" + std::to_string(m.dest.hi));
+                holder.emplace(v,
+                               "g" + std::to_string(m.dest.lo) + "_" + std::to_string(m.dest.hi));
             }
         }
     }
@@ -162,8 +169,9 @@ int run_hwtree(const Options& opts) {
     const auto nodes = opts.integer("--nodes", 0, 1, 65536, &why);
     const auto source = nodes ? opts.integer("--source", 0, 0, *nodes - 1, &why) : std::nullopt;
     const auto trials = source ? opts.integer("--trials", 0, 1, 1'000'000, &why) : std::nullopt;
-    const auto seed = trials ? opts.integer("--seed", 1, 0, std::numeric_limits<std::int64_t>::max(), &why)
-                             : std::nullopt;
+    const auto seed =
+        trials ? opts.integer("--seed", 1, 0, std::numeric_limits<std::int64_t>::max(), &why)
+               : std::nullopt;
     if (!seed) return usage_error(command, why);
     const std::string planner = opts.text("--planner", "greedy");
     if (planner != "greedy" && planner != "optimal") {
@@ -193,17 +201,22 @@ int run_hwtree(const Options& opts) {
             const std::vector<plan::NodeRange> groups = plan::live_groups(n, *faults);
             const auto start = std::chrono::steady_clock::now();
             const auto result = plan_tree(net, planner, src, groups);
-            wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+            wall_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
             ++depths[result.tree.depth()];
             undecided += !result.decided;
         }
         if (json) {
             std::string rows = "{";
-            for (const auto& [d, count] : depths) rows += (rows.size() == 1 ? "\"" : ",\"") + std::to_string(d) + "\":" + std::to_string(count);
+            for (const auto& [d, count] : depths)
+                rows += (rows.size() == 1 ? "\"" : ",\"") + std::to_string(d) +
+                        "\":" + std::to_string(count);
             std::printf("%s\n", JsonObject()
                                     .field("command", "hwtree")
                                     .field("nodes", static_cast<long long>(n))
-                                    .field("faulty_percent", *opts.number("--faulty-percent", 0, 0, 100, &why))
+                                    .field("faulty_percent",
+                                           *opts.number("--faulty-percent", 0, 0, 100, &why))
                                     .field("faulty", static_cast<long long>(faulty))
                                     .field("source", static_cast<long long>(src))
                                     .field("planner", planner)
@@ -215,19 +228,22 @@ int run_hwtree(const Options& opts) {
                                     .c_str());
             return 0;
         }
-        std::printf("hwtree: %d nodes (%d-level quaternary fat tree), %lld faulty (%s %%), source %d, planner %s, %lld trials, seed %lld\n",
-                    n, net.levels(), static_cast<long long>(faulty), opts.text("--faulty-percent").c_str(), src,
-                    planner.c_str(), static_cast<long long>(*trials), static_cast<long long>(*seed));
+        std::printf(
+            "hwtree: %d nodes (%d-level quaternary fat tree), %lld faulty (%s %%), source %d, planner %s, %lld trials, seed %lld\n",
+            n, net.levels(), static_cast<long long>(faulty), opts.text("--faulty-percent").c_str(),
+            src, planner.c_str(), static_cast<long long>(*trials), static_cast<long long>(*seed));
         std::printf("%6s %8s %9s\n", "steps", "trials", "fraction");
         for (const auto& [d, count] : depths) {
-            std::printf("%6d %8lld %9.3f\n", d, static_cast<long long>(count), static_cast<double>(count) / static_cast<double>(*trials));
+            std::printf("%6d %8lld %9.3f\n", d, static_cast<long long>(count),
+                        static_cast<double>(count) / static_cast<double>(*trials));
         }
         std::sort(wall_ms.begin(), wall_ms.end());
         std::printf("planning time per tree (wall clock): median %.3f ms, slowest %.3f ms\n",
                     wall_ms[wall_ms.size() / 2], wall_ms.back());
         if (undecided > 0) {
-            std::printf("optimal undecided in %lld trials (gave up after %llu calls; the depth is the best found)\n",
-                        static_cast<long long>(undecided), static_cast<unsigned long long>(kOptimalCalls));
+            std::printf(
+                "optimal undecided in %lld trials (gave up after %llu calls; the depth is the best found)\n",
+                static_cast<long long>(undecided), static_cast<unsigned long long>(kOptimalCalls));
         }
         return 0;
     }
@@ -236,11 +252,13 @@ int run_hwtree(const Options& opts) {
     if (!faults) return usage_error(command, why);
     const std::vector<plan::NodeRange> groups = plan::live_groups(n, *faults);
     const plan::OptimalSearch result = plan_tree(net, planner, src, groups);
-    if (opts.has("--dot") && !write_dot(opts.text("--dot"), result.tree, &why)) return usage_error(command, why);
+    if (opts.has("--dot") && !write_dot(opts.text("--dot"), result.tree, &why))
+        return usage_error(command, why);
     if (json) {
         std::string group_list = "[";
         for (const plan::NodeRange& g : groups) {
-            group_list += (group_list.size() == 1 ? "[" : ",[") + std::to_string(g.lo) + "," + std::to_string(g.hi) + "]";
+            group_list += (group_list.size() == 1 ? "[" : ",[") + std::to_string(g.lo) + "," +
+                          std::to_string(g.hi) + "]";
         }
         std::printf("%s\n", JsonObject()
                                 .field("command", "hwtree")
@@ -256,8 +274,9 @@ int run_hwtree(const Options& opts) {
                                 .c_str());
         return 0;
     }
-    std::printf("hwtree: %d nodes (%d-level quaternary fat tree), faulty %s, source %d, planner %s\n", n,
-                net.levels(), list_text(*faults).c_str(), src, planner.c_str());
+    std::printf(
+        "hwtree: %d nodes (%d-level quaternary fat tree), faulty %s, source %d, planner %s\n", n,
+        net.levels(), list_text(*faults).c_str(), src, planner.c_str());
     std::printf("groups:");
     for (const plan::NodeRange& g : groups) std::printf(" %s", range_text(g).c_str());
     std::printf("\n");
@@ -267,14 +286,16 @@ int run_hwtree(const Options& opts) {
     return 0;
 }
 
-int run_hw_collective(std::string_view command, const Options& opts, const sim::Model& model, bool barrier) {
+int run_hw_collective(std::string_view command, const Options& opts, const sim::Model& model,
+                      bool barrier) {
     std::string why;
     sim::HwCollectiveSpec spec;
     spec.model = model;
     spec.tree = opts.text("--tree", "hwtree");
     spec.planner = opts.text("--planner", "greedy");
     const auto root = opts.integer("--root", 0, 0, model.nodes - 1, &why);
-    const auto bytes = root ? opts.integer("--bytes", 0, 0, std::int64_t{1} << 40, &why) : std::nullopt;
+    const auto bytes =
+        root ? opts.integer("--bytes", 0, 0, std::int64_t{1} << 40, &why) : std::nullopt;
     if (!bytes) return usage_error(command, why);
     spec.root = static_cast<Rank>(*root);
     spec.bytes = static_cast<std::uint64_t>(*bytes);
@@ -287,10 +308,13 @@ int run_hw_collective(std::string_view command, const Options& opts, const sim::
         trace = sim::Trace::open(opts.text("--trace"), &why);
         if (!trace) return usage_error(command, why);
     }
-    const auto result = barrier ? sim::run_hw_barrier(spec, trace.get(), &why) : sim::run_hw_bcast(spec, trace.get(), &why);
+    const auto result = barrier ? sim::run_hw_barrier(spec, trace.get(), &why)
+                                : sim::run_hw_bcast(spec, trace.get(), &why);
     if (!result) return usage_error(command, why);
-    if (trace && !trace->close()) return usage_error(command, "--trace " + opts.text("--trace") + ": write failed");
-    if (opts.has("--dot") && !write_dot(opts.text("--dot"), result->plan, &why)) return usage_error(command, why);
+    if (trace && !trace->close())
+        return usage_error(command, "--trace " + opts.text("--trace") + ": write failed");
+    if (opts.has("--dot") && !write_dot(opts.text("--dot"), result->plan, &why))
+        return usage_error(command, why);
     const sim::HwCollectiveResult& r = *result;
     if (opts.has("--json")) {
         JsonObject j;
@@ -312,15 +336,17 @@ int run_hw_collective(std::string_view command, const Options& opts, const sim::
         std::printf("%s\n", j.str().c_str());
         return 0;
     }
-    std::printf("%.*s: %s, %d nodes, faulty %s, tree %s (depth %d), root %d", static_cast<int>(command.size()),
-                command.data(), opts.text("--preset", "defaults").c_str(), model.nodes, list_text(spec.faulty).c_str(),
-                r.tree.c_str(), r.depth, spec.root);
+    std::printf("%.*s: %s, %d nodes, faulty %s, tree %s (depth %d), root %d",
+                static_cast<int>(command.size()), command.data(),
+                opts.text("--preset", "defaults").c_str(), model.nodes,
+                list_text(spec.faulty).c_str(), r.tree.c_str(), r.depth, spec.root);
     if (!barrier) std::printf(", %llu bytes", static_cast<unsigned long long>(spec.bytes));
     std::printf("\n");
     print_steps(r.plan);
     std::printf("latency: %.2f us (the last node)", r.latency_us);
     if (!barrier) std::printf("; bandwidth %.2f MB/s", r.bandwidth_mbs);
-    std::printf("\npackets: %llu on the network, %llu barrier tests\n", static_cast<unsigned long long>(r.packets),
+    std::printf("\npackets: %llu on the network, %llu barrier tests\n",
+                static_cast<unsigned long long>(r.packets),
                 static_cast<unsigned long long>(r.tests));
     return 0;
 }

@@ -23,6 +23,7 @@ inline constexpr OptionSpec kDotOpt{"--dot", "FILE", "write the tree as a Graphv
 int run_hwtree(const Options& opts);
 
 // bcast (barrier = false) or barrier on the fattree network `model`.
-int run_hw_collective(std::string_view command, const Options& opts, const sim::Model& model, bool barrier);
+int run_hw_collective(std::string_view command, const Options& opts, const sim::Model& model,
+                      bool barrier);
 
 }  // namespace nicsim::tools

@@ -15,7 +15,9 @@ public:
         quote(value);
         return *this;
     }
-    JsonObject& field(std::string_view key, const char* value) { return field(key, std::string_view(value)); }
+    JsonObject& field(std::string_view key, const char* value) {
+        return field(key, std::string_view(value));
+    }
     JsonObject& field(std::string_view key, double value) {
         key_(key);
         number(value);

@@ -182,8 +182,8 @@ std::unique_ptr<sim::Trace> trace_from(const Options& opts, std::string* why, bo
 // Writes out the trace, if any; false, with one line naming the file, when that fails.
 bool close_trace(std::string_view command, const Options& opts, sim::Trace* trace) {
     if (trace == nullptr || trace->close()) return true;
-    std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n", static_cast<int>(command.size()),
-                 command.data(), opts.text("--trace").c_str());
+    std::fprintf(stderr, "nicsim %.*s: --trace %s: write failed\n",
+                 static_cast<int>(command.size()), command.data(), opts.text("--trace").c_str());
     return false;
 }
 
@@ -201,11 +201,13 @@ int run_kbinomial(const Options& opts) {
     if (opts.has("--json")) {
         std::string rows = "[";
         for (int k = 1; k <= k_max; ++k) {
-            rows += (k == 1 ? "" : ",") + JsonObject()
-                                              .field("k", static_cast<long long>(k))
-                                              .field("l1", static_cast<long long>(plan::kbinomial_steps(nodes, k)))
-                                              .field("total_steps", static_cast<long long>(plan::kbinomial_total_steps(nodes, *m, k)))
-                                              .str();
+            rows += (k == 1 ? "" : ",") +
+                    JsonObject()
+                        .field("k", static_cast<long long>(k))
+                        .field("l1", static_cast<long long>(plan::kbinomial_steps(nodes, k)))
+                        .field("total_steps",
+                               static_cast<long long>(plan::kbinomial_total_steps(nodes, *m, k)))
+                        .str();
         }
         rows += "]";
         std::printf("%s\n", JsonObject()
@@ -218,8 +220,9 @@ int run_kbinomial(const Options& opts) {
                                 .c_str());
         return 0;
     }
-    std::printf("k-binomial trees for n = %d nodes and m = %lld packets (Kesavan and Panda Lemma 1, Theorem 3)\n",
-                nodes, static_cast<long long>(*m));
+    std::printf(
+        "k-binomial trees for n = %d nodes and m = %lld packets (Kesavan and Panda Lemma 1, Theorem 3)\n",
+        nodes, static_cast<long long>(*m));
     std::printf("%4s %6s %22s\n", "k", "L1", "steps L1 + (m-1)k");
     for (int k = 1; k <= k_max; ++k) {
         std::printf("%4d %6d %22lld%s\n", k, plan::kbinomial_steps(nodes, k),
@@ -276,38 +279,46 @@ JsonObject& counts_json(JsonObject& j, const sim::BcastResult& r) {
 void print_counts(const sim::BcastResult& r) {
     std::size_t peak = 0;
     for (const std::size_t p : r.peak_buffers) peak = std::max(peak, p);
-    std::printf("packets: %llu data, %llu credit updates, %llu carried credits back, %llu waited for a credit\n",
-                static_cast<unsigned long long>(r.totals.data_sent),
-                static_cast<unsigned long long>(r.totals.credit_packets),
-                static_cast<unsigned long long>(r.totals.piggybacked),
-                static_cast<unsigned long long>(r.totals.blocked));
+    std::printf(
+        "packets: %llu data, %llu credit updates, %llu carried credits back, %llu waited for a credit\n",
+        static_cast<unsigned long long>(r.totals.data_sent),
+        static_cast<unsigned long long>(r.totals.credit_packets),
+        static_cast<unsigned long long>(r.totals.piggybacked),
+        static_cast<unsigned long long>(r.totals.blocked));
     std::printf("peak NIC buffers: %zu (most any one NIC held at once)\n", peak);
     if (r.totals.recoveries != 0) {
         // Each multicast packet is sent once to every node but the root.
         const double multicasts = static_cast<double>(r.totals.data_sent) /
                                   static_cast<double>(r.peak_buffers.size() - 1);
-        std::printf("deadlock recovery: %llu recoveries; %.3f of the multicast packets started one, "
-                    "%.2f packets per multicast went in a deadlock channel\n",
-                    static_cast<unsigned long long>(r.totals.recoveries),
-                    static_cast<double>(r.recovery_starters) / multicasts,
-                    static_cast<double>(r.totals.recovery_packets) / multicasts);
+        std::printf(
+            "deadlock recovery: %llu recoveries; %.3f of the multicast packets started one, "
+            "%.2f packets per multicast went in a deadlock channel\n",
+            static_cast<unsigned long long>(r.totals.recoveries),
+            static_cast<double>(r.recovery_starters) / multicasts,
+            static_cast<double>(r.totals.recovery_packets) / multicasts);
     }
 }
 
 // Options only a fattree network takes, refused elsewhere rather than ignored.
 std::optional<std::string> fattree_only(const Options& opts) {
     for (const OptionSpec* o : {&kFaultyOpt, &kFaultyPercentOpt, &kPlannerOpt, &kDotOpt}) {
-        if (opts.has(o->name)) return std::string(o->name) + ": only with the fattree topology (--preset quadrics-elan3)";
+        if (opts.has(o->name))
+            return std::string(o->name) +
+                   ": only with the fattree topology (--preset quadrics-elan3)";
     }
     return std::nullopt;
 }
 
 int run_experiment(std::string_view command, const Options& opts, bool blast) {
     std::string why;
-    const char* late_option = opts.has("--skew") ? "--skew" : opts.has("--late") ? "--late" : nullptr;
+    const char* late_option = opts.has("--skew")   ? "--skew"
+                              : opts.has("--late") ? "--late"
+                                                   : nullptr;
     if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
-        if (protocol != "fmmc") return usage_error(command, "--protocol " + protocol + ": not one of lfc|fmmc");
-        if (late_option != nullptr) return usage_error(command, std::string(late_option) + ": only with --protocol lfc");
+        if (protocol != "fmmc")
+            return usage_error(command, "--protocol " + protocol + ": not one of lfc|fmmc");
+        if (late_option != nullptr)
+            return usage_error(command, std::string(late_option) + ": only with --protocol lfc");
         const auto model = model_from(opts, &why);
         if (!model) return usage_error(command, why);
         return run_fmmc_command(command, opts, *model);
@@ -316,7 +327,9 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
         const auto model = model_from(opts, &why);
         if (!model) return usage_error(command, why);
         if (model->topology == "fattree") {
-            if (late_option != nullptr) return usage_error(command, std::string(late_option) + ": not on the fattree topology");
+            if (late_option != nullptr)
+                return usage_error(command,
+                                   std::string(late_option) + ": not on the fattree topology");
             return run_hw_collective(command, opts, *model, false);
         }
         if (const auto bad = fattree_only(opts)) return usage_error(command, *bad);
@@ -329,8 +342,8 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
         // made --bytes 0 a blast of 4,194,304 messages (about 10 GB at 300 nodes).
         constexpr std::int64_t kMaxDefaultMessages = 4096;
         const std::uint64_t per = std::max<std::uint64_t>(spec->bytes, 1);
-        const std::int64_t fallback =
-            std::clamp<std::int64_t>(static_cast<std::int64_t>((std::uint64_t{4} << 20) / per), 16, kMaxDefaultMessages);
+        const std::int64_t fallback = std::clamp<std::int64_t>(
+            static_cast<std::int64_t>((std::uint64_t{4} << 20) / per), 16, kMaxDefaultMessages);
         const auto messages = opts.integer("--messages", fallback, 1, 1 << 24, &why);
         if (!messages) return usage_error(command, why);
         spec->messages = static_cast<int>(*messages);
@@ -345,7 +358,8 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
     if (opts.has("--json")) {
         JsonObject j = common_json(command, opts, *spec, r);
         if (blast) {
-            j.field("messages", static_cast<long long>(spec->messages)).field("throughput_mb_s", r.throughput_mbs);
+            j.field("messages", static_cast<long long>(spec->messages))
+                .field("throughput_mb_s", r.throughput_mbs);
         } else {
             j.field("skew_us", spec->skew_us)
                 .field("late_node", static_cast<long long>(r.late))
@@ -356,11 +370,12 @@ int run_experiment(std::string_view command, const Options& opts, bool blast) {
         std::printf("%s\n", counts_json(j, r).str().c_str());
         return 0;
     }
-    std::printf("%.*s: %s, %d nodes, %llu bytes (%u packet%s of at most %d), tree %s (depth %d), %s forwarding, root %d\n",
-                static_cast<int>(command.size()), command.data(), preset_name(opts).c_str(),
-                spec->model.nodes, static_cast<unsigned long long>(spec->bytes), r.packets,
-                r.packets == 1 ? "" : "s",
-                spec->model.mtu, r.tree.c_str(), r.depth, spec->forwarding.c_str(), spec->root);
+    std::printf(
+        "%.*s: %s, %d nodes, %llu bytes (%u packet%s of at most %d), tree %s (depth %d), %s forwarding, root %d\n",
+        static_cast<int>(command.size()), command.data(), preset_name(opts).c_str(),
+        spec->model.nodes, static_cast<unsigned long long>(spec->bytes), r.packets,
+        r.packets == 1 ? "" : "s", spec->model.mtu, r.tree.c_str(), r.depth,
+        spec->forwarding.c_str(), spec->root);
     if (blast) {
         std::printf("throughput: %.2f MB/s seen by the sender over %d messages\n", r.throughput_mbs,
                     spec->messages);
@@ -396,14 +411,17 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
     auto model = model_from(opts, &why);
     if (!model) return usage_error(command, why);
     if (!allgather && model->topology == "fattree") {
-        if (opts.has("--algorithm")) return usage_error(command, "--algorithm: a fattree network takes --tree " + std::string(sim::kHwTreeNames));
+        if (opts.has("--algorithm"))
+            return usage_error(command, "--algorithm: a fattree network takes --tree " +
+                                            std::string(sim::kHwTreeNames));
         return run_hw_collective(command, opts, *model, true);
     }
     if (!allgather) {
         if (const auto bad = fattree_only(opts)) return usage_error(command, *bad);
         if (opts.has("--tree") || opts.has("--root")) {
-            return usage_error(command, std::string(opts.has("--tree") ? "--tree" : "--root") +
-                                            ": only with the fattree topology (--preset quadrics-elan3)");
+            return usage_error(command,
+                               std::string(opts.has("--tree") ? "--tree" : "--root") +
+                                   ": only with the fattree topology (--preset quadrics-elan3)");
         }
     }
     sim::CollectiveSpec spec;
@@ -469,7 +487,8 @@ int run_collective(std::string_view command, const Options& opts, bool allgather
     }
     std::printf("%.*s: %s, %d nodes", static_cast<int>(command.size()), command.data(),
                 preset_name(opts).c_str(), spec.model.nodes);
-    if (allgather) std::printf(", %llu bytes per node", static_cast<unsigned long long>(spec.bytes));
+    if (allgather)
+        std::printf(", %llu bytes per node", static_cast<unsigned long long>(spec.bytes));
     std::printf(", algorithm %s\n", r.algorithm.c_str());
     if (r.late >= 0) std::printf("node %d posted %.2f us late\n", r.late, spec.skew_us);
     std::printf("latency: %.2f us (the last host to complete)", r.latency_us);
@@ -509,7 +528,8 @@ int run_alltoall(const Options& opts) {
     const auto model = model_from(opts, &why);
     if (!model) return usage_error("alltoall", why);
     if (const std::string protocol = opts.text("--protocol", "lfc"); protocol != "lfc") {
-        if (protocol != "fmmc") return usage_error("alltoall", "--protocol " + protocol + ": not one of lfc|fmmc");
+        if (protocol != "fmmc")
+            return usage_error("alltoall", "--protocol " + protocol + ": not one of lfc|fmmc");
         return run_fmmc_command("alltoall", opts, *model);
     }
     return run_alltoall_command(opts, *model);
@@ -547,18 +567,21 @@ int run_bench(const Options& opts) {
     std::sort(rates.begin(), rates.end());
     const double median = rates[rates.size() / 2];
     if (opts.has("--json")) {
-        std::printf("%s\n", JsonObject()
-                                .field("command", "bench")
-                                .field("workload", "kesavan97, 1024 nodes, 262144 bytes, optimal tree")
-                                .field("events", static_cast<long long>(events))
-                                .field("runs", static_cast<long long>(rates.size()))
-                                .field("events_per_second", median)
-                                .str()
-                                .c_str());
+        std::printf("%s\n",
+                    JsonObject()
+                        .field("command", "bench")
+                        .field("workload", "kesavan97, 1024 nodes, 262144 bytes, optimal tree")
+                        .field("events", static_cast<long long>(events))
+                        .field("runs", static_cast<long long>(rates.size()))
+                        .field("events_per_second", median)
+                        .str()
+                        .c_str());
     } else {
-        std::printf("bench: kesavan97, 1024 nodes, 262144 bytes, optimal tree: %llu events per run\n",
-                    static_cast<unsigned long long>(events));
-        std::printf("%.2f million events per second (median of %zu runs)\n", median / 1e6, rates.size());
+        std::printf(
+            "bench: kesavan97, 1024 nodes, 262144 bytes, optimal tree: %llu events per run\n",
+            static_cast<unsigned long long>(events));
+        std::printf("%.2f million events per second (median of %zu runs)\n", median / 1e6,
+                    rates.size());
     }
     return 0;
 }
@@ -578,7 +601,8 @@ int run_presets(const Options&) {
         std::printf("%.*s: %.*s\n", static_cast<int>(preset.name.size()), preset.name.data(),
                     static_cast<int>(preset.description.size()), preset.description.data());
         for (const sim::PresetValue& v : preset.values) {
-            const std::string value = std::string(v.value) + " " + std::string(sim::find_model_param(v.param)->unit);
+            const std::string value =
+                std::string(v.value) + " " + std::string(sim::find_model_param(v.param)->unit);
             std::printf("  %-18s %-12s %.*s\n", std::string(v.param).c_str(), value.c_str(),
                         static_cast<int>(v.source.size()), v.source.data());
         }
@@ -590,7 +614,8 @@ int run_algorithms(const Options&) {
     std::printf("barrier:\n");
     for (int i = 0; i < nicsim_algorithm_count(NICSIM_COLL_BARRIER); ++i) {
         std::printf("  %-20s %s%s\n", nicsim_algorithm_name(NICSIM_COLL_BARRIER, i),
-                    nicsim_algorithm_description(NICSIM_COLL_BARRIER, i), i == 0 ? " (default)" : "");
+                    nicsim_algorithm_description(NICSIM_COLL_BARRIER, i),
+                    i == 0 ? " (default)" : "");
     }
     std::printf("allgather:\n");
     for (const plan::AllgatherAlgorithm& a : plan::allgather_algorithms()) {
@@ -675,7 +700,8 @@ const std::array kCommands = {
 // clang-format on
 
 void print_usage(std::FILE* out) {
-    std::fprintf(out, "usage: nicsim [--version | --help] | nicsim COMMAND [OPTIONS]\n\ncommands:\n");
+    std::fprintf(out,
+                 "usage: nicsim [--version | --help] | nicsim COMMAND [OPTIONS]\n\ncommands:\n");
     for (const Command& c : kCommands) {
         std::fprintf(out, "  %-12.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                      static_cast<int>(c.summary.size()), c.summary.data());
@@ -704,7 +730,8 @@ int main(int argc, char** argv) {
         if (c.name != argv[1]) continue;
         std::string why;
         const auto opts = Options::parse(c.options, std::span(argv + 2, argv + argc), &why);
-        if (!opts) return usage_error(c.name, why + " (see nicsim " + std::string(c.name) + " --help)");
+        if (!opts)
+            return usage_error(c.name, why + " (see nicsim " + std::string(c.name) + " --help)");
         if (opts->has("--help")) {
             std::printf("usage: nicsim %.*s [OPTIONS]\n%.*s\n\noptions:\n%s",
                         static_cast<int>(c.name.size()), c.name.data(),

@@ -22,7 +22,8 @@ std::optional<T> in_range(std::string_view name, const std::string& value, T min
                           const char* not_a_t, std::string* why) {
     T v{};
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (ec != std::errc{} || ptr != value.data() + value.size() || !std::isfinite(static_cast<double>(v))) {
+    if (ec != std::errc{} || ptr != value.data() + value.size() ||
+        !std::isfinite(static_cast<double>(v))) {
         *why = std::string(name) + " " + value + ": " + not_a_t;
         return std::nullopt;
     }
@@ -64,7 +65,8 @@ std::optional<Options> Options::parse(std::span<const OptionSpec> specs,
 }
 
 bool Options::has(std::string_view name) const {
-    return std::any_of(given_.begin(), given_.end(), [&](const auto& g) { return g.first == name; });
+    return std::any_of(given_.begin(), given_.end(),
+                       [&](const auto& g) { return g.first == name; });
 }
 
 std::string Options::text(std::string_view name, std::string_view fallback) const {
@@ -94,7 +96,8 @@ std::optional<double> Options::number(std::string_view name, double fallback, do
 }
 
 int usage_error(std::string_view command, const std::string& why) {
-    std::fprintf(stderr, "nicsim %.*s: %s\n", static_cast<int>(command.size()), command.data(), why.c_str());
+    std::fprintf(stderr, "nicsim %.*s: %s\n", static_cast<int>(command.size()), command.data(),
+                 why.c_str());
     return 2;
 }
 

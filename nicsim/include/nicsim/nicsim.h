@@ -139,8 +139,8 @@ nicsim_status_t nicsim_barrier_post(nicsim_group_t *group, int algorithm,
 
 /* Posts a broadcast of `bytes` bytes from `root`, over the tree shape of that index, in packets
  * of at most `packet_bytes` payload bytes. `k` is the k-binomial tree's fanout, 0 for the best
- * one for this message's packets (Kesavan and Panda, Theorem 3); other shapes ignore it. `buffer` holds
- * the message at the root and receives it elsewhere; it must stay valid until the request is
+ * one for this message's packets (Kesavan and Panda, Theorem 3); other shapes ignore it. `buffer`
+ * holds the message at the root and receives it elsewhere; it must stay valid until the request is
  * complete. */
 nicsim_status_t nicsim_bcast_post(nicsim_group_t *group, int algorithm, int k, int root,
                                   void *buffer, size_t bytes, size_t packet_bytes,
