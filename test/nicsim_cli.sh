@@ -276,6 +276,15 @@ bad_input "pt2pt refuses a bad size" "'x'" pt2pt --preset fm-sparc --sizes 16,x
 bad_input "pt2pt refuses a single size" "two different sizes" pt2pt --preset fm-sparc --sizes 64
 bad_input "pt2pt lfc refuses sizes above the mtu" "mtu" pt2pt --preset fm-sparc --layer lfc --sizes 64,4096
 
+# A long simulation says it is running: one line on stderr after 10 s (a broadcast of 1 TiB runs
+# for hours; stopped once the line is there, or after 60 s).
+check "a simulation running for 10 s prints a progress line on stderr" sh -c '
+    err=$(mktemp); "$1" bcast --nodes 64 --bytes 1099511627776 > /dev/null 2> "$err" & pid=$!
+    i=0; while [ $i -lt 60 ] && ! grep -q . "$err"; do sleep 1; i=$((i + 1)); done
+    kill $pid; wait $pid 2> /dev/null
+    grep -q "^nicsim bcast: running for [0-9]* s: [0-9]* events, simulated time [0-9.]* us$" "$err"
+    status=$?; rm -f "$err"; exit $status' _ "$nicsim"
+
 # Every option, parameter and preset the command declares appears in the man page.
 missing=""
 for cmd in $("$nicsim" --help | sed -n 's/^  \([a-z]*\) .*/\1/p'); do

@@ -5,6 +5,12 @@
 
 namespace nicsim::sim {
 
+namespace {
+Simulator::Report report = nullptr;
+}  // namespace
+
+void Simulator::set_report(Report r) { report = r; }
+
 void Simulator::schedule(Time at, EventHandler& handler, std::uint32_t kind, std::uint32_t arg) {
     assert(at >= now_);
     const int b = bucket(at, now_);
@@ -43,7 +49,12 @@ std::uint64_t Simulator::run() {
 
 // Bucket 0 is used up and events are left: the lowest non-empty bucket's least time becomes
 // now(), and its events move down.
+// (The report is here, once per time that events run at, not once per event.)
 void Simulator::refill() {
+    if (events_run_ >= next_report_) {
+        next_report_ = events_run_ + kReportEvents;
+        if (report != nullptr) report(now_, events_run_);
+    }
     buckets_[0].clear();
     next_ = 0;
     const int b = std::countr_zero(occupied_) + 1;

@@ -50,6 +50,11 @@ public:
     // (its state is then at hand). 0, the default, prefetches nothing.
     void set_prefetch_bytes(std::size_t bytes) { prefetch_bytes_ = bytes; }
 
+    // A long run's progress, for the command line: after about every 2^24 events a simulator
+    // calls `report` with now() and its events run so far. Process-wide; nullptr, the default,
+    // reports nothing. It reads no clock itself, so a run is the same with or without it.
+    using Report = void (*)(Time now, std::uint64_t events_run);
+    static void set_report(Report report);
 
 private:
     // The queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which needs what a
@@ -81,6 +86,8 @@ private:
     std::size_t prefetch_bytes_ = 0;
     Time now_ = 0;
     std::uint64_t events_run_ = 0;
+    std::uint64_t next_report_ = kReportEvents;  // report when events_run_ reaches it
+    static constexpr std::uint64_t kReportEvents = std::uint64_t{1} << 24;
 };
 
 }  // namespace nicsim::sim

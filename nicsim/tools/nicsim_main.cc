@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nicsim/nicsim.h"
@@ -21,6 +22,7 @@
 #include "sim/hw_collective.h"
 #include "sim/model.h"
 #include "sim/plot.h"
+#include "sim/simulator.h"
 #include "tools/alltoall_cmd.h"
 #include "tools/fmmc_cmd.h"
 #include "tools/hwtree_cmd.h"
@@ -32,6 +34,23 @@ namespace nicsim::tools {
 namespace {
 
 constexpr int kBadUsage = 2;
+
+// A line on stderr every 10 s of a long simulation, so that a run of hours shows it is alive.
+struct Progress {
+    std::string_view command;
+    std::chrono::steady_clock::time_point start, last;
+};
+Progress progress;
+
+void report_progress(sim::Time now, std::uint64_t events_run) {
+    const auto wall = std::chrono::steady_clock::now();
+    if (wall - progress.last < std::chrono::seconds(10)) return;
+    progress.last = wall;
+    const std::chrono::duration<double> running = wall - progress.start;
+    std::fprintf(stderr, "nicsim %.*s: running for %.0f s: %llu events, simulated time %.3f us\n",
+                 static_cast<int>(progress.command.size()), progress.command.data(),
+                 running.count(), static_cast<unsigned long long>(events_run), sim::to_us(now));
+}
 
 // clang-format off
 constexpr OptionSpec kPresetOpt{"--preset", "P", "model preset (see nicsim presets); default: the model defaults"};
@@ -739,6 +758,8 @@ int main(int argc, char** argv) {
                         describe(c.options).c_str());
             return 0;
         }
+        progress = {c.name, std::chrono::steady_clock::now(), std::chrono::steady_clock::now()};
+        nicsim::sim::Simulator::set_report(report_progress);
         try {
             return c.run(*opts);
         } catch (const std::bad_alloc&) {
