@@ -121,6 +121,8 @@ typedef struct nicoll_component {
     int progress;  /* NICOLL_PROGRESS_*, or NICOLL_AUTO */
     int progress_priority; /* NICOLL_PRIORITY_*, or NICOLL_AUTO */
     int shm_limit; /* MiB of shared memory for nicoll's segments on a node, or NICOLL_AUTO */
+    int fault_site;            /* a nicoll_fault_site_t, or -1 for none */
+    unsigned long fault_nth;   /* which pass through it fails, from 1 */
     int bcast_kbinomial; /* the kbinomial tree's index: auto's broadcast */
     int allgather_ab;    /* the all-to-all broadcast's index: auto's multi-packet allgather */
 
@@ -451,13 +453,27 @@ bool nicoll_declined(nicoll_module_t *m);
 bool nicoll_all_ok(nicoll_module_t *m, bool ok);
 /* The least `value` of every rank of m's communicator (an allreduce); 0 if that fails. */
 int nicoll_all_min(nicoll_module_t *m, int value);
+/* The steps coll_nicoll_fault can fail, for tests (their names: coll_nicoll_component.c). */
+typedef enum nicoll_fault_site {
+    NICOLL_FAULT_TRANSPORT,
+    NICOLL_FAULT_SETUP,
+    NICOLL_FAULT_GROUP,
+    NICOLL_FAULT_SHM_MAP,
+    NICOLL_FAULT_SHM_PROBE,
+    NICOLL_FAULT_UCX,
+    NICOLL_FAULT_PACK,
+    NICOLL_FAULT_SEND,
+    NICOLL_FAULT_FETCH,
+    NICOLL_FAULT_SITES
+} nicoll_fault_site_t;
+
 /* For tests (coll_nicoll_fault): whether this pass through step `site` is to fail. (Inline: every
- * packet sent passes here, and asks only whether a fault is set at all.) */
-bool nicoll_fault_at(const char *site);
-static inline bool nicoll_fault(const char *site)
+ * packet sent passes here, and asks only whether the fault is at this step.) */
+bool nicoll_fault_at(nicoll_fault_site_t site);
+static inline bool nicoll_fault(nicoll_fault_site_t site)
 {
-    const char *spec = mca_coll_nicoll_component.fault;
-    return __builtin_expect(NULL != spec && '\0' != spec[0], 0) && nicoll_fault_at(site);
+    return __builtin_expect(mca_coll_nicoll_component.fault_site == (int) site, 0) &&
+           nicoll_fault_at(site);
 }
 
 /* A collective's post to the engine, kept when it is handed to the progress thread. */

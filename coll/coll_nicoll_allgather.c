@@ -57,7 +57,7 @@ static int allgather(const void *sbuf, int scount, struct ompi_datatype_t *stype
                                     ? nicoll_data_start(sbuf, stype)
                                     : NULL;
         if (!contiguous) {
-            flat = req->packed = nicoll_fault("pack") ? NULL : malloc(total);
+            flat = req->packed = nicoll_fault(NICOLL_FAULT_PACK) ? NULL : malloc(total);
             req->unpack_to = rbuf;
             req->unpack_count = (size_t) rcount * size;
             req->unpack_type = rtype;

@@ -29,7 +29,7 @@ static int bcast(void *buf, int count, struct ompi_datatype_t *type, int root,
         const int rank = ompi_comm_rank(comm);
         void *flat = nicoll_data_start(buf, type);
         if (!nicoll_contiguous(type, count)) {
-            flat = req->packed = nicoll_fault("pack") ? NULL : malloc(bytes);
+            flat = req->packed = nicoll_fault(NICOLL_FAULT_PACK) ? NULL : malloc(bytes);
             if (NULL == flat) {
                 s = NICSIM_ERR_NO_MEMORY;
             } else if (rank == root) {

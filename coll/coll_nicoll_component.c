@@ -32,6 +32,7 @@ nicoll_component_t mca_coll_nicoll_component = {
         .collm_init_query = nicoll_init_query,
         .collm_comm_query = nicoll_comm_query,
     },
+    .fault_site = -1,
     .output = -1,
 };
 
@@ -43,12 +44,20 @@ nicoll_component_t mca_coll_nicoll_component = {
 #define NICOLL_AUTO_RECV_SLOTS 256
 #define NICOLL_MAX_PACKET_SIZE (1L << 26)
 
-/* What a string variable may hold: an engine algorithm table, a number in a range, or one of a
- * list of names (its index is the value); and "auto" for any. */
+/* What a string variable may hold besides "auto", and how its value is parsed. */
+typedef enum nicoll_value {
+    NICOLL_VALUE_NONE,      /* not parsed: an integer variable, or a string taken as it is */
+    NICOLL_VALUE_ALGORITHM, /* a name in an engine algorithm table; its index is the value */
+    NICOLL_VALUE_NAME,      /* one of a list of names; its index is the value */
+    NICOLL_VALUE_NUMBER,    /* a decimal integer in a range */
+    NICOLL_VALUE_SIZE,      /* bytes in a range, as tuning files write them ("64k"); a long */
+} nicoll_value_t;
+
 typedef struct nicoll_choice {
-    int table; /* a nicsim_collective_t, or -1 for a number or a name */
-    long min, max;
-    const char *const *names; /* NULL-terminated, or NULL for a number */
+    nicoll_value_t kind;
+    nicsim_collective_t table; /* NICOLL_VALUE_ALGORITHM's */
+    long min, max;             /* NICOLL_VALUE_NUMBER's and NICOLL_VALUE_SIZE's */
+    const char *const *names;  /* NICOLL_VALUE_NAME's, NULL-terminated */
 } nicoll_choice_t;
 
 const char *const nicoll_transport_names[] = {"pml", "shm", "ucx", NULL};
@@ -68,7 +77,7 @@ typedef struct nicoll_param {
     const char *help;
     void *storage;
     nicoll_choice_t choice;
-    void *parsed; /* int, or long for packet_size, a size as tuning files write it ("64k") */
+    void *parsed; /* the parsed value: an int, a long for NICOLL_VALUE_SIZE */
 } nicoll_param_t;
 
 #define NICOLL_C (&mca_coll_nicoll_component)
@@ -80,40 +89,43 @@ static nicoll_param_t nicoll_params[] = {
      "same on every rank, as must the coll list: Open MPI chooses components per process, and "
      "a rank where another component wins waits in that component's collective while the "
      "others run nicoll's.",
-     &NICOLL_C->priority, {0, 0, 0, NULL}, NULL},
+     &NICOLL_C->priority, {NICOLL_VALUE_NONE}, NULL},
     {"verbose", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_9,
      "Verbosity of nicoll's output: 0 errors only, 10 why each communicator is taken or "
      "declined and with what settings, 20 every collective.",
-     &NICOLL_C->verbose, {0, 0, 0, NULL}, NULL},
+     &NICOLL_C->verbose, {NICOLL_VALUE_NONE}, NULL},
     {"stats", MCA_BASE_VAR_TYPE_INT, 0, NULL, OPAL_INFO_LVL_4,
      "Print nicoll's counters at MPI_Finalize, one line per collective: 0 no, 1 rank 0 of "
      "MPI_COMM_WORLD, 2 every rank.",
-     &NICOLL_C->stats_level, {0, 0, 0, NULL}, NULL},
+     &NICOLL_C->stats_level, {NICOLL_VALUE_NONE}, NULL},
     {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
-     &NICOLL_C->bcast_algorithm_name, {NICSIM_COLL_BCAST, 0, 0, NULL}, &NICOLL_C->bcast_algorithm},
+     &NICOLL_C->bcast_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_BCAST},
+     &NICOLL_C->bcast_algorithm},
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
      "with the fewest steps for the message's packets (Kesavan and Panda, Theorem 3).",
-     &NICOLL_C->bcast_k_name, {-1, 1, 64, NULL}, &NICOLL_C->bcast_k},
+     &NICOLL_C->bcast_k_name, {NICOLL_VALUE_NUMBER, .min = 1, .max = 64}, &NICOLL_C->bcast_k},
     {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
-     &NICOLL_C->allgather_algorithm_name, {NICSIM_COLL_ALLGATHER, 0, 0, NULL},
+     &NICOLL_C->allgather_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_ALLGATHER},
      &NICOLL_C->allgather_algorithm},
     {"barrier_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
-     &NICOLL_C->barrier_algorithm_name, {NICSIM_COLL_BARRIER, 0, 0, NULL},
+     &NICOLL_C->barrier_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_BARRIER},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Payload bytes per engine packet, 1..67108864, written as in tuning files (64k, 4M: k, M "
      "and G are 2^10, 2^20, 2^30), or auto (the tuning table's, else 64k; 4M on communicators "
      "of two ranks, where no rank forwards). Must be the same on every rank: nicoll declines a "
      "communicator whose ranks differ.",
-     &NICOLL_C->packet_size_name, {-1, 1, NICOLL_MAX_PACKET_SIZE, NULL}, &NICOLL_C->packet_size},
+     &NICOLL_C->packet_size_name, {NICOLL_VALUE_SIZE, .min = 1, .max = NICOLL_MAX_PACKET_SIZE},
+     &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
      "(over shared memory: the packets a ring holds unconsumed), 1..1024, or auto (the tuning "
      "table's; else 8, fewer on communicators of more than 33 ranks so that each keeps about 256 "
      "receive buffers). Must be the same on every rank: nicoll declines a communicator whose "
      "ranks differ.",
-     &NICOLL_C->credits_name, {-1, 1, NICSIM_CREDITS_MAX, NULL}, &NICOLL_C->credits},
+     &NICOLL_C->credits_name, {NICOLL_VALUE_NUMBER, .min = 1, .max = NICSIM_CREDITS_MAX},
+     &NICOLL_C->credits},
     {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "What carries the engine's packets: auto (rings in shared memory between the ranks of a "
      "node, UCX active messages between nodes), shm (shared memory inside a node, the PML "
@@ -121,7 +133,8 @@ static nicoll_param_t nicoll_params[] = {
      "peer). Where shared memory or UCX cannot be used on every rank, the PML takes their "
      "peers. Must be the same on every rank: nicoll declines a communicator whose ranks "
      "differ.",
-     &NICOLL_C->transport_name, {-1, 0, 0, nicoll_transport_names}, &NICOLL_C->transport},
+     &NICOLL_C->transport_name, {NICOLL_VALUE_NAME, .names = nicoll_transport_names},
+     &NICOLL_C->transport},
     {"progress", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Who moves the packets of nonblocking collectives: caller (the process's MPI calls only), "
      "thread (also a progress thread of the process, which forwards packets and completes the "
@@ -130,7 +143,7 @@ static nicoll_param_t nicoll_params[] = {
      "(thread where the machine has more cores than the job has processes on it, whatever node "
      "Open MPI places them on, else caller). "
      "Each process may choose its own.",
-     &NICOLL_C->progress_name, {-1, 0, 0, progress_names}, &NICOLL_C->progress},
+     &NICOLL_C->progress_name, {NICOLL_VALUE_NAME, .names = progress_names}, &NICOLL_C->progress},
     {"progress_priority", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "How the kernel schedules the progress thread: normal (as the process's other threads: "
      "on a core it shares with its process, woken by a packet, it waits for the computation's "
@@ -139,7 +152,7 @@ static nicoll_param_t nicoll_params[] = {
      "CAP_SYS_NICE or an RLIMIT_RTPRIO of 1 or more, else one line and normal) or auto "
      "(realtime where the thread shares its process's core and the process may raise it, else "
      "normal). Each process may choose its own.",
-     &NICOLL_C->progress_priority_name, {-1, 0, 0, priority_names},
+     &NICOLL_C->progress_priority_name, {NICOLL_VALUE_NAME, .names = priority_names},
      &NICOLL_C->progress_priority},
     {"shm_limit", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "MiB of shared memory that nicoll's segments (one per communicator and node: its rings, "
@@ -151,25 +164,16 @@ static nicoll_param_t nicoll_params[] = {
      "place); a communicator whose rings would take a rank over its share gets no shared "
      "memory (the peers of its node reached as where shared memory cannot be used). Each "
      "process may choose its own: the ranks agree on the outcome.",
-     &NICOLL_C->shm_limit_name, {-1, 1, 1l << 20, NULL}, &NICOLL_C->shm_limit},
+     &NICOLL_C->shm_limit_name, {NICOLL_VALUE_NUMBER, .min = 1, .max = 1l << 20},
+     &NICOLL_C->shm_limit},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
      "communicator size and message size, the algorithm and its parameters. Empty: the embedded "
      "default table. The MCA variables above override it where they are not auto; a file with "
      "an error gets one warning and the embedded default is used.",
-     &NICOLL_C->tuning_file, {0, 0, 0, NULL}, NULL},
-    {"fault", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_9,
-     "For tests: SITE or SITE:N makes this process fail the Nth pass (the first by default) "
-     "through a step: transport (the PML transport's buffers), setup (the set-up exchange's "
-     "buffers), group (the engine group), shm_map (mapping the shared segment), shm_probe "
-     "(reading a peer's memory), ucx (starting UCX); pack (a non-contiguous MPI_Bcast's or "
-     "MPI_Allgather's packing buffer), send (an engine packet's send), fetch (a payload's fetch "
-     "over UCX or receive over the PML, just started). Every rank then takes the same path: "
-     "nicoll declines the communicator, or uses the PML instead of shared memory or UCX; a "
-     "failed pack fails that collective on this rank and on every rank not done with it yet; a "
-     "failed send or fetch does so for every collective on the communicator from then on. "
-     "Empty, or any other value (with one line): no fault.",
-     &NICOLL_C->fault, {0, 0, 0, NULL}, NULL},
+     &NICOLL_C->tuning_file, {NICOLL_VALUE_NONE}, NULL},
+    {"fault", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_9, NULL /* fault_help */,
+     &NICOLL_C->fault, {NICOLL_VALUE_NONE}, NULL},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
@@ -212,42 +216,45 @@ static void check_integer(const nicoll_param_t *p)
  * valid ones, and auto is used: the job goes on, with correct results. */
 static void parse(const nicoll_param_t *p)
 {
+    const nicoll_choice_t *c = &p->choice;
     const char *value = *(char **) p->storage;
     long v = NICOLL_AUTO;
     bool ok = true;
-    char valid[256];
+    char valid[256] = "";
 
     if (NULL != value && 0 != strcmp(value, "auto")) {
-        if (p->choice.table >= 0) {
-            v = nicsim_algorithm_find(p->choice.table, value);
+        switch (c->kind) {
+        case NICOLL_VALUE_ALGORITHM:
+            v = nicsim_algorithm_find(c->table, value);
             ok = v >= 0;
-            algorithm_names(p->choice.table, valid, sizeof(valid));
-        } else if (NULL != p->choice.names) {
-            valid[0] = '\0';
+            algorithm_names(c->table, valid, sizeof(valid));
+            break;
+        case NICOLL_VALUE_NAME:
             ok = false;
-            for (int i = 0; NULL != p->choice.names[i]; ++i) {
+            for (int i = 0; NULL != c->names[i]; ++i) {
                 size_t used = strlen(valid);
-                snprintf(valid + used, sizeof(valid) - used, "%s%s", i ? ", " : "",
-                         p->choice.names[i]);
-                if (0 == strcmp(value, p->choice.names[i])) {
+                snprintf(valid + used, sizeof(valid) - used, "%s%s", i ? ", " : "", c->names[i]);
+                if (0 == strcmp(value, c->names[i])) {
                     v = i;
                     ok = true;
                 }
             }
-        } else if (&NICOLL_C->packet_size == p->parsed) {
+            break;
+        case NICOLL_VALUE_NUMBER:
+            ok = nicoll_tuning_parse_integer(value, c->min, c->max, &v);
+            snprintf(valid, sizeof(valid), "an integer in %ld..%ld", c->min, c->max);
+            break;
+        case NICOLL_VALUE_SIZE: {
             unsigned long long bytes = 0;
             ok = nicoll_tuning_parse_size(value, &bytes) &&
-                 bytes >= (unsigned long long) p->choice.min &&
-                 bytes <= (unsigned long long) p->choice.max;
+                 bytes >= (unsigned long long) c->min && bytes <= (unsigned long long) c->max;
             v = (long) bytes;
             snprintf(valid, sizeof(valid), "%ld..%ld bytes, as 65536 or 64k (k, M, G: 2^10, 2^20, "
-                     "2^30)", p->choice.min, p->choice.max);
-        } else {
-            char *end = NULL;
-            v = strtol(value, &end, 10);
-            ok = '\0' != value[0] && NULL != end && '\0' == *end && v >= p->choice.min &&
-                 v <= p->choice.max;
-            snprintf(valid, sizeof(valid), "an integer in %ld..%ld", p->choice.min, p->choice.max);
+                     "2^30)", c->min, c->max);
+            break;
+        }
+        case NICOLL_VALUE_NONE:
+            return;
         }
         if (!ok) {
             opal_output(0, "nicoll: coll_nicoll_%s=%s: not a valid value (valid: auto, %s); "
@@ -255,46 +262,85 @@ static void parse(const nicoll_param_t *p)
             v = NICOLL_AUTO;
         }
     }
-    if (&NICOLL_C->packet_size == p->parsed) {
+    if (NICOLL_VALUE_SIZE == c->kind) {
         *(long *) p->parsed = v;
     } else {
         *(int *) p->parsed = (int) v;
     }
 }
 
-/* The steps coll_nicoll_fault can fail: the sites nicoll_fault() is called with. */
-static const char *const fault_sites[] = {"transport", "setup", "group", "shm_map", "shm_probe",
-                                          "ucx", "pack", "send", "fetch", NULL};
+/* The steps coll_nicoll_fault can fail, indexed by nicoll_fault_site_t. */
+static const struct {
+    const char *name;
+    const char *what;
+} fault_sites[NICOLL_FAULT_SITES] = {
+    [NICOLL_FAULT_TRANSPORT] = {"transport", "the PML transport's buffers"},
+    [NICOLL_FAULT_SETUP] = {"setup", "the set-up exchange's buffers"},
+    [NICOLL_FAULT_GROUP] = {"group", "the engine group"},
+    [NICOLL_FAULT_SHM_MAP] = {"shm_map", "mapping the shared segment"},
+    [NICOLL_FAULT_SHM_PROBE] = {"shm_probe", "reading a peer's memory"},
+    [NICOLL_FAULT_UCX] = {"ucx", "starting UCX"},
+    [NICOLL_FAULT_PACK] = {"pack", "a non-contiguous MPI_Bcast's or MPI_Allgather's packing "
+                                   "buffer"},
+    [NICOLL_FAULT_SEND] = {"send", "an engine packet's send"},
+    [NICOLL_FAULT_FETCH] = {"fetch", "a payload's fetch over UCX or receive over the PML, just "
+                                     "started"},
+};
+
+/* coll_nicoll_fault's help, which names the sites. */
+static char fault_help[1024];
+
+static void make_fault_help(void)
+{
+    int used = snprintf(fault_help, sizeof(fault_help), "For tests: SITE or SITE:N makes this "
+                        "process fail the Nth pass (the first by default) through a step: ");
+    for (int i = 0; i < NICOLL_FAULT_SITES; ++i) {
+        used += snprintf(fault_help + used, sizeof(fault_help) - (size_t) used, "%s%s (%s)",
+                         i ? ", " : "", fault_sites[i].name, fault_sites[i].what);
+    }
+    snprintf(fault_help + used, sizeof(fault_help) - (size_t) used, ". Every rank then takes "
+             "the same path: nicoll declines the communicator, or uses the PML instead of shared "
+             "memory or UCX; a failed pack fails that collective on this rank and on every rank "
+             "not done with it yet; a failed send or fetch does so for every collective on the "
+             "communicator from then on. Empty, or any other value (with one line): no fault.");
+}
 
 /* coll_nicoll_fault is SITE or SITE:N, N from 1; anything else gets one line and no fault, so a
  * test that misspells it does not pass without its fault. */
-static void check_fault(void)
+static void parse_fault(void)
 {
     const char *spec = NICOLL_C->fault;
+    NICOLL_C->fault_site = -1;
     if (NULL == spec || '\0' == spec[0]) {
         return;
     }
     const size_t n = strcspn(spec, ":");
-    bool ok = false;
-    for (int i = 0; NULL != fault_sites[i]; ++i) {
-        ok = ok || (strlen(fault_sites[i]) == n && 0 == strncmp(spec, fault_sites[i], n));
+    int site = -1;
+    for (int i = 0; i < NICOLL_FAULT_SITES; ++i) {
+        if (strlen(fault_sites[i].name) == n && 0 == strncmp(spec, fault_sites[i].name, n)) {
+            site = i;
+        }
     }
+    unsigned long nth = 1;
+    bool ok = site >= 0;
     if (ok && ':' == spec[n]) {
         char *end = NULL;
-        const long nth = strtol(spec + n + 1, &end, 10);
+        nth = strtoul(spec + n + 1, &end, 10);
         ok = '0' <= spec[n + 1] && spec[n + 1] <= '9' && '\0' == *end && nth >= 1;
     }
     if (!ok) {
         char sites[128] = "";
-        for (int i = 0; NULL != fault_sites[i]; ++i) {
+        for (int i = 0; i < NICOLL_FAULT_SITES; ++i) {
             size_t used = strlen(sites);
-            snprintf(sites + used, sizeof(sites) - used, "%s%s", i ? ", " : "", fault_sites[i]);
+            snprintf(sites + used, sizeof(sites) - used, "%s%s", i ? ", " : "",
+                     fault_sites[i].name);
         }
         opal_output(0, "nicoll: coll_nicoll_fault=%s: not a valid value (valid: empty, SITE or "
                     "SITE:N with N from 1, SITE one of %s); no fault", spec, sites);
-        free(NICOLL_C->fault); /* (the variable's own copy, which it frees at the end) */
-        NICOLL_C->fault = NULL;
+        return;
     }
+    NICOLL_C->fault_site = site;
+    NICOLL_C->fault_nth = nth;
 }
 
 /* The MPI_T performance variables, read as coll_nicoll_<name> (MPI_T_pvar_get_index). */
@@ -392,10 +438,13 @@ static int nicoll_register(void)
                  tables[i].what,
                  tables[i].auto_choice, names);
     }
+    make_fault_help();
     int next_help = 0;
     for (size_t i = 0; i < NICOLL_COUNT(nicoll_params); ++i) {
         nicoll_param_t *p = &nicoll_params[i];
-        if (NULL == p->help) {
+        if (&NICOLL_C->fault == p->storage) {
+            p->help = fault_help;
+        } else if (NULL == p->help) {
             p->help = algorithm_help[next_help++]; /* in the order of tables[] */
         }
         if (MCA_BASE_VAR_TYPE_STRING == p->type) {
@@ -410,7 +459,7 @@ static int nicoll_register(void)
             &NICOLL_C->priority == p->storage ? MCA_BASE_VAR_FLAG_SETTABLE : 0;
         (void) mca_base_component_var_register(c, p->name, p->help, p->type, NULL, 0, flags,
                                                p->level, MCA_BASE_VAR_SCOPE_ALL, p->storage);
-        if (NULL != p->parsed) {
+        if (NICOLL_VALUE_NONE != p->choice.kind) {
             parse(p);
         } else if (MCA_BASE_VAR_TYPE_INT == p->type) {
             check_integer(p);
@@ -429,7 +478,7 @@ static int nicoll_register(void)
                     NICOLL_C->stats_level);
         NICOLL_C->stats_level = 0;
     }
-    check_fault();
+    parse_fault();
     return OMPI_SUCCESS;
 }
 
@@ -462,21 +511,14 @@ int nicoll_credits(int comm_size)
     return credits < 1 ? 1 : credits > NICOLL_AUTO_CREDITS ? NICOLL_AUTO_CREDITS : credits;
 }
 
-NICOLL_HOT_PATH
-bool nicoll_fault_at(const char *site)
+bool nicoll_fault_at(nicoll_fault_site_t site)
 {
-    static unsigned long passes; /* through the named site so far */
-    const char *spec = NICOLL_C->fault;
-    const size_t n = strlen(site);
-    if (0 != strncmp(spec, site, n) || (':' != spec[n] && '\0' != spec[n])) {
-        return false;
-    }
-    const unsigned long nth = ':' == spec[n] ? strtoul(spec + n + 1, NULL, 10) : 1;
-    if (++passes != nth) {
+    static unsigned long passes; /* through the fault's site so far */
+    if (++passes != NICOLL_C->fault_nth) {
         return false;
     }
     opal_output(0, "nicoll: coll_nicoll_fault=%s: failing step %s (pass %lu) on this process",
-                spec, site, nth);
+                NICOLL_C->fault, fault_sites[site].name, NICOLL_C->fault_nth);
     return true;
 }
 

@@ -75,7 +75,8 @@ int nicoll_setup_exchange(nicoll_module_t *m, bool ok, int *order, int *node_of,
 {
     struct ompi_communicator_t *comm = m->transport.comm;
     const int size = ompi_comm_size(comm);
-    nicoll_place_t *places = nicoll_fault("setup") ? NULL : malloc((size_t) size * sizeof(*places));
+    nicoll_place_t *places =
+        nicoll_fault(NICOLL_FAULT_SETUP) ? NULL : malloc((size_t) size * sizeof(*places));
     /* A rank without room for every rank's place cannot join the allgather: all learn it first. */
     *agree = nicoll_all_ok(m, ok && NULL != places);
     if (!*agree) {

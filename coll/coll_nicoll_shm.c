@@ -423,7 +423,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
                                .probe = (uint64_t) (uintptr_t) &nicoll_shm_probe_word,
                                .thread = nicoll_locking};
     if (creator) {
-        made = nicoll_fault("shm_map") ? -1 : memfd_create("nicoll", MFD_CLOEXEC);
+        made = nicoll_fault(NICOLL_FAULT_SHM_MAP) ? -1 : memfd_create("nicoll", MFD_CLOEXEC);
         const bool made_ok = made >= 0 && make_fd(made, s->bytes, allocated);
         s->base = made_ok ? map_fd(made, s->bytes) : NULL;
         snprintf(mine.name, sizeof(mine.name), "/proc/%ld/fd/%d", (long) getpid(), made);
@@ -435,7 +435,8 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
     const nicoll_shm_hello_t *first = ok && !alone ? &hello[s->local[0]] : NULL;
     ok = ok && OMPI_SUCCESS == rc && (alone || first->ok);
     if (ok && !alone && !creator) {
-        const int fd = nicoll_fault("shm_map") ? -1 : open(first->name, O_RDWR | O_CLOEXEC);
+        const int fd =
+            nicoll_fault(NICOLL_FAULT_SHM_MAP) ? -1 : open(first->name, O_RDWR | O_CLOEXEC);
         s->base = fd < 0 ? NULL : map_fd(fd, s->bytes);
         if (fd >= 0) {
             close(fd);
@@ -464,7 +465,7 @@ nicoll_shm_t *nicoll_shm_setup(nicoll_module_t *m)
             s->any_may_sleep |= s->may_sleep[i];
         }
         const int peer = (s->rank + 1) % size;
-        ok = !nicoll_fault("shm_probe") && can_read(&hello[s->local[peer]]);
+        ok = !nicoll_fault(NICOLL_FAULT_SHM_PROBE) && can_read(&hello[s->local[peer]]);
     }
     /* Every node uses its segment, or none does. */
     ok = nicoll_all_ok(m, ok);

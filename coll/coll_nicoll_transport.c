@@ -151,9 +151,9 @@ static nicsim_status_t send_packet(void *context, int dst, const void *header, c
                                    size_t payload_bytes)
 {
     nicoll_transport_t *t = context;
-    nicsim_status_t s = nicoll_fault("send") ? NICSIM_ERR_TRANSPORT
-                                             : t->via[dst]->send(t, dst, header, payload,
-                                                                 payload_bytes);
+    nicsim_status_t s = nicoll_fault(NICOLL_FAULT_SEND)
+                            ? NICSIM_ERR_TRANSPORT
+                            : t->via[dst]->send(t, dst, header, payload, payload_bytes);
     mca_coll_nicoll_component.stats.packets_sent += NICSIM_OK == s;
     if (NICSIM_ERR_AGAIN == s) { /* the engine keeps the packet until poll() offers it again */
         /* A full ring is a peer's window closing: a credit stall the engine cannot count. */
@@ -217,7 +217,7 @@ nicsim_status_t nicoll_transport_init(nicoll_transport_t *t, struct ompi_communi
     t->recv_slots = credits * (size - 1); /* until set-up finds which peers share this node */
     /* As many sends in flight as a root of a chain or a binomial tree's top keeps busy. */
     t->send_slots = credits < 4 ? 4 * credits : 16;
-    t->buffers = nicoll_fault("transport")
+    t->buffers = nicoll_fault(NICOLL_FAULT_TRANSPORT)
                      ? NULL
                      : malloc((size_t) (t->recv_slots + t->send_slots) * t->slot_bytes);
     t->recv = calloc(t->recv_slots, sizeof(*t->recv));
@@ -336,7 +336,7 @@ __attribute__((cold)) nicsim_status_t nicoll_transport_set_up(nicoll_module_t *m
             windows[i] = &nicoll_fabric_shm == t->via[i] ? 0 : t->credits;
         }
         config.peer_credits = windows;
-        t->error = nicoll_fault("group") || NULL == windows
+        t->error = nicoll_fault(NICOLL_FAULT_GROUP) || NULL == windows
                        ? NICSIM_ERR_NO_MEMORY
                        : nicsim_group_create(ompi_comm_rank(t->comm), size, &ops, &config,
                                              &t->group);
@@ -743,7 +743,7 @@ static nicsim_status_t receive_payload(nicoll_transport_t *t, int src, const voi
     }
     t->payload_src = src;
     s = NULL == at ? post_payload_recv_copy(t) : post_payload_recv(t, at);
-    return NICSIM_OK == s && nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : s;
+    return NICSIM_OK == s && nicoll_fault(NICOLL_FAULT_FETCH) ? NICSIM_ERR_TRANSPORT : s;
 }
 
 /* Hands the head slot's packet to the engine, reposts the slot and moves the head on. */

@@ -188,7 +188,7 @@ static bool start(void)
     snprintf(bytes, sizeof(bytes), "%u", EAGER_BYTES + 4096u);
     setenv("UCX_TCP_RX_SEG_SIZE", bytes, 0);
     ucp_config_t *config;
-    if (nicoll_fault("ucx") || UCS_OK != ucp_config_read(NULL, NULL, &config)) {
+    if (nicoll_fault(NICOLL_FAULT_UCX) || UCS_OK != ucp_config_read(NULL, NULL, &config)) {
         ucx.why = "cannot read UCX's configuration";
         return false;
     }
@@ -624,7 +624,7 @@ static nicsim_status_t fetch(nicoll_ucx_t *u, const arrival_t *a)
     }
     u->fetch = req;
     u->fetched = NULL == req;
-    return nicoll_fault("fetch") ? NICSIM_ERR_TRANSPORT : NICSIM_OK;
+    return nicoll_fault(NICOLL_FAULT_FETCH) ? NICSIM_ERR_TRANSPORT : NICSIM_OK;
 }
 
 /* Hands the engine the arrivals that are their pairs' next packets, and starts the fetch of the

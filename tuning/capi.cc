@@ -1,7 +1,9 @@
 // The C side of the tuning table (nicoll_tuning.h) over tuning/table.h.
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <system_error>
 
 #include "nicoll_tuning.h"
 #include "table.h"
@@ -98,6 +100,16 @@ int nicoll_tuning_parse_size(const char* text, unsigned long long* bytes) {
         return 0;
     }
     *bytes = v;
+    return 1;
+}
+
+int nicoll_tuning_parse_integer(const char* text, long min, long max, long* value) {
+    if (text == nullptr || *text < '0' || *text > '9') return 0;
+    const char* end = text + std::strlen(text);
+    long v = 0;
+    const auto [ptr, ec] = std::from_chars(text, end, v);
+    if (ec != std::errc{} || ptr != end || v < min || v > max) return 0;
+    *value = v;
     return 1;
 }
 

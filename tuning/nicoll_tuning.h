@@ -73,6 +73,10 @@ int nicoll_tuning_decide(const nicoll_tuning_t *table, nicoll_tuning_section_t s
  * with *bytes set, else 0. */
 int nicoll_tuning_parse_size(const char *text, unsigned long long *bytes);
 
+/* An integer variable's value (coll_nicoll_credits, bcast_k, shm_limit): decimal digits only, no
+ * sign or space, within [min, max]. 1 with *value set, else 0. */
+int nicoll_tuning_parse_integer(const char *text, long min, long max, long *value);
+
 /* The packet size `auto` comes to where no rule of any table sets one (coll_nicoll_packet_size's
  * auto, which nicoll-tune show reports): 65536, since where ranks forward, packets pipeline a
  * message down a tree; 4 MiB between two ranks, where nothing is forwarded and every packet costs

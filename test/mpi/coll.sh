@@ -181,8 +181,8 @@ else
 fi
 
 # Invalid values: one warning naming the variable (and the value) and correct results.
-invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=butterfly packet_size=-5 credits=0 transport=tcp progress=nic fault=sendx verbose=2x'
-invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 stats=5 progress_priority=fast fault=send:0 priority=abc'
+invalid1='bcast_algorithm=bogus bcast_k=0 allgather_algorithm=ring9 barrier_algorithm=butterfly packet_size=-5 credits=+8 transport=tcp progress=nic fault=sendx verbose=2x'
+invalid2='bcast_algorithm=binomial,chain bcast_k=abc allgather_algorithm=rd2 barrier_algorithm=dissemination2 packet_size=12abc credits=-3 shm_limit=+64 stats=5 progress_priority=fast fault=send:0 priority=abc'
 for invalid in "$invalid1" "$invalid2"; do
     set --
     for pair in $invalid; do set -- "$@" --mca "coll_nicoll_${pair%%=*}" "${pair#*=}"; done

@@ -402,6 +402,23 @@ TEST(Tuning, ParseSize) {
     EXPECT_EQ(nicoll_tuning_parse_size(nullptr, &bytes), 0);
 }
 
+// The integer variables' rule (coll_nicoll_credits, bcast_k, shm_limit), which the component and
+// nicoll-tune show share: digits only, in range.
+TEST(Tuning, ParseInteger) {
+    long v = 0;
+    EXPECT_EQ(nicoll_tuning_parse_integer("8", 1, 1024, &v), 1);
+    EXPECT_EQ(v, 8);
+    EXPECT_EQ(nicoll_tuning_parse_integer("1024", 1, 1024, &v), 1);
+    EXPECT_EQ(v, 1024);
+    for (const char* text : {"0", "1025", " 8", "+8", "-3", "8 ", "8k", "0x10", "", "abc",
+                             "99999999999999999999"}) {
+        v = -1;
+        EXPECT_EQ(nicoll_tuning_parse_integer(text, 1, 1024, &v), 0) << '"' << text << '"';
+        EXPECT_EQ(v, -1) << '"' << text << '"';
+    }
+    EXPECT_EQ(nicoll_tuning_parse_integer(nullptr, 1, 1024, &v), 0);
+}
+
 TEST(Tuning, UnreadableFile) {
     LoadResult r = load_table_file("/nonexistent/tuning.json");
     EXPECT_FALSE(r.table);

@@ -42,12 +42,11 @@ std::string mca(const char* name, const std::function<bool(const std::string&)>&
     return v;
 }
 
-// An integer in [min, max], as the component reads its numeric variables (strtol).
+// An integer in [min, max], as the component reads its numeric variables.
 std::function<bool(const std::string&)> in_range(long min, long max) {
     return [=](const std::string& text) {
-        char* end = nullptr;
-        const long v = std::strtol(text.c_str(), &end, 10);
-        return !text.empty() && *end == '\0' && v >= min && v <= max;
+        long v = 0;
+        return nicoll_tuning_parse_integer(text.c_str(), min, max, &v) != 0;
     };
 }
 
