@@ -297,10 +297,9 @@ private:
     Room take_room(std::size_t bytes);
     // A room no longer needed: kept for the next early payloads, up to kSpareRooms rooms and
     // kSpareRoomBytes in all (with kSpareRooms kept, in place of the smallest if it is larger),
-    // else freed. kSpareRooms covers the early payloads of one large collective: 4 oversubscribed
-    // ranks, OSU's loop, MPI_Allgather of 4 MiB in 256 KiB packets, up to 48 early payloads a
-    // call. Keeping 8 rooms, every call made rooms anew and wrote them page by page: a median of
-    // 21-36 ms a call against 3.6-4.9; in 1 MiB packets, 10-28 calls in 57 over 10 ms against 1-2.
+    // else freed. kSpareRooms covers the early payloads of one large collective (up to 48 a call
+    // for 4 oversubscribed ranks' 4 MiB MPI_Allgather in 256 KiB packets); with fewer, calls make
+    // rooms anew and fault their pages in (docs/measurements.md, 4 oversubscribed ranks).
     void give_back(Room room);
     // This rank's place in the tree a broadcast's early packet from `src` names, where this rank
     // forwards it: null when it names none, `src` is not this rank's parent in it, or this rank

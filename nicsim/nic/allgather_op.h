@@ -74,8 +74,8 @@
 
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "nic/arrivals.h"
