@@ -49,14 +49,14 @@ typedef enum nicoll_value {
     NICOLL_VALUE_NONE,      /* not parsed: an integer variable, or a string taken as it is */
     NICOLL_VALUE_ALGORITHM, /* a name in an engine algorithm table; its index is the value */
     NICOLL_VALUE_NAME,      /* one of a list of names; its index is the value */
-    NICOLL_VALUE_NUMBER,    /* a decimal integer in a range */
+    NICOLL_VALUE_INTEGER,   /* a decimal integer in a range (digits only) */
     NICOLL_VALUE_SIZE,      /* bytes in a range, as tuning files write them ("64k"); a long */
 } nicoll_value_t;
 
 typedef struct nicoll_choice {
     nicoll_value_t kind;
     nicsim_collective_t table; /* NICOLL_VALUE_ALGORITHM's */
-    long min, max;             /* NICOLL_VALUE_NUMBER's and NICOLL_VALUE_SIZE's */
+    long min, max;             /* NICOLL_VALUE_INTEGER's and NICOLL_VALUE_SIZE's */
     const char *const *names;  /* NICOLL_VALUE_NAME's, NULL-terminated */
 } nicoll_choice_t;
 
@@ -82,6 +82,11 @@ typedef struct nicoll_param {
 
 #define NICOLL_C (&mca_coll_nicoll_component)
 
+/* Help texts built at registration: the algorithm variables' from the engine's tables (indexed
+ * by nicsim_collective_t), coll_nicoll_fault's from its sites. */
+static char algorithm_help[3][512];
+static char fault_help[1024];
+
 static nicoll_param_t nicoll_params[] = {
     {"priority", MCA_BASE_VAR_TYPE_INT, 40, NULL, OPAL_INFO_LVL_6,
      "Priority of the nicoll coll component; the highest-priority component that provides a "
@@ -98,17 +103,20 @@ static nicoll_param_t nicoll_params[] = {
      "Print nicoll's counters at MPI_Finalize, one line per collective: 0 no, 1 rank 0 of "
      "MPI_COMM_WORLD, 2 every rank.",
      &NICOLL_C->stats_level, {NICOLL_VALUE_NONE}, NULL},
-    {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
+    {"bcast_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     algorithm_help[NICSIM_COLL_BCAST],
      &NICOLL_C->bcast_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_BCAST},
      &NICOLL_C->bcast_algorithm},
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
      "with the fewest steps for the message's packets (Kesavan and Panda, Theorem 3).",
-     &NICOLL_C->bcast_k_name, {NICOLL_VALUE_NUMBER, .min = 1, .max = 64}, &NICOLL_C->bcast_k},
-    {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
+     &NICOLL_C->bcast_k_name, {NICOLL_VALUE_INTEGER, .min = 1, .max = 64}, &NICOLL_C->bcast_k},
+    {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     algorithm_help[NICSIM_COLL_ALLGATHER],
      &NICOLL_C->allgather_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_ALLGATHER},
      &NICOLL_C->allgather_algorithm},
-    {"barrier_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5, NULL,
+    {"barrier_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
+     algorithm_help[NICSIM_COLL_BARRIER],
      &NICOLL_C->barrier_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_BARRIER},
      &NICOLL_C->barrier_algorithm},
     {"packet_size", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
@@ -124,7 +132,7 @@ static nicoll_param_t nicoll_params[] = {
      "table's; else 8, fewer on communicators of more than 33 ranks so that each keeps about 256 "
      "receive buffers). Must be the same on every rank: nicoll declines a communicator whose "
      "ranks differ.",
-     &NICOLL_C->credits_name, {NICOLL_VALUE_NUMBER, .min = 1, .max = NICSIM_CREDITS_MAX},
+     &NICOLL_C->credits_name, {NICOLL_VALUE_INTEGER, .min = 1, .max = NICSIM_CREDITS_MAX},
      &NICOLL_C->credits},
     {"transport", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "What carries the engine's packets: auto (rings in shared memory between the ranks of a "
@@ -164,7 +172,7 @@ static nicoll_param_t nicoll_params[] = {
      "place); a communicator whose rings would take a rank over its share gets no shared "
      "memory (the peers of its node reached as where shared memory cannot be used). Each "
      "process may choose its own: the ranks agree on the outcome.",
-     &NICOLL_C->shm_limit_name, {NICOLL_VALUE_NUMBER, .min = 1, .max = 1l << 20},
+     &NICOLL_C->shm_limit_name, {NICOLL_VALUE_INTEGER, .min = 1, .max = 1l << 20},
      &NICOLL_C->shm_limit},
     {"tuning_file", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_4,
      "Tuning file (man nicoll-tuning(5); nicoll-tune validate FILE checks one): per collective, "
@@ -172,14 +180,11 @@ static nicoll_param_t nicoll_params[] = {
      "default table. The MCA variables above override it where they are not auto; a file with "
      "an error gets one warning and the embedded default is used.",
      &NICOLL_C->tuning_file, {NICOLL_VALUE_NONE}, NULL},
-    {"fault", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_9, NULL /* fault_help */,
+    {"fault", MCA_BASE_VAR_TYPE_STRING, 0, "", OPAL_INFO_LVL_9, fault_help,
      &NICOLL_C->fault, {NICOLL_VALUE_NONE}, NULL},
 };
 
 #define NICOLL_COUNT(array) (sizeof(array) / sizeof((array)[0]))
-
-/* The help of an algorithm variable, built from the engine's table. */
-static char algorithm_help[3][512];
 
 /* "a, b, c" from an engine algorithm table. */
 static void algorithm_names(nicsim_collective_t coll, char *out, size_t size)
@@ -240,7 +245,7 @@ static void parse(const nicoll_param_t *p)
                 }
             }
             break;
-        case NICOLL_VALUE_NUMBER:
+        case NICOLL_VALUE_INTEGER:
             ok = nicoll_tuning_parse_integer(value, c->min, c->max, &v);
             snprintf(valid, sizeof(valid), "an integer in %ld..%ld", c->min, c->max);
             break;
@@ -286,9 +291,6 @@ static const struct {
     [NICOLL_FAULT_FETCH] = {"fetch", "a payload's fetch over UCX or receive over the PML, just "
                                      "started"},
 };
-
-/* coll_nicoll_fault's help, which names the sites. */
-static char fault_help[1024];
 
 static void make_fault_help(void)
 {
@@ -433,20 +435,13 @@ static int nicoll_register(void)
     for (int i = 0; i < 3; ++i) {
         char names[256];
         algorithm_names(tables[i].coll, names, sizeof(names));
-        snprintf(algorithm_help[i], sizeof(algorithm_help[i]),
+        snprintf(algorithm_help[tables[i].coll], sizeof(algorithm_help[0]),
                  "%s, one of: auto (the tuning table's rule, else %s), %s (see nicsim algorithms).",
-                 tables[i].what,
-                 tables[i].auto_choice, names);
+                 tables[i].what, tables[i].auto_choice, names);
     }
     make_fault_help();
-    int next_help = 0;
     for (size_t i = 0; i < NICOLL_COUNT(nicoll_params); ++i) {
-        nicoll_param_t *p = &nicoll_params[i];
-        if (&NICOLL_C->fault == p->storage) {
-            p->help = fault_help;
-        } else if (NULL == p->help) {
-            p->help = algorithm_help[next_help++]; /* in the order of tables[] */
-        }
+        const nicoll_param_t *p = &nicoll_params[i];
         if (MCA_BASE_VAR_TYPE_STRING == p->type) {
             *(const char **) p->storage = p->string_default;
         } else {
