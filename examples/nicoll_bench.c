@@ -85,9 +85,9 @@ static struct {
     int iterations, warmup, full, test_calls, osu;
     int idle_compute;   /* --idle-compute: the compute sleeps, leaving its core */
     long skew;          /* --skew: microseconds one rank is late, 0 for none */
-    int iterations_given, warmup_given; /* -i, -x */
+    int iterations_given, warmup_given, test_calls_given; /* -i, -x, -t */
     int paired;         /* --paired: rounds per size, 0 for none */
-} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0, 0, 0};
+} opt = {-1, 1, 4L << 20, {0}, 0, 1000, 100, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
 static int rank, size;
 static char *sendbuf, *recvbuf;
@@ -125,12 +125,13 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A decimal integer in [min, max]: digits only (strtol alone would take " 8" and "+8"). */
 static int parse_long(const char *s, long min, long max, long *v)
 {
     char *end;
-    if (NULL == s) return 0;
+    if (NULL == s || s[0] < '0' || s[0] > '9') return 0;
     *v = strtol(s, &end, 10);
-    return end != s && '\0' == *end && *v >= min && *v <= max;
+    return '\0' == *end && *v >= min && *v <= max;
 }
 
 /* Fills `why` with the first problem; returns 0 when the options are good. */
@@ -184,6 +185,7 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
             *target = (int) x;
             opt.iterations_given |= &opt.iterations == target;
             opt.warmup_given |= &opt.warmup == target;
+            opt.test_calls_given |= &opt.test_calls == target;
         } else if (0 == strcmp(a, "--paired")) {
             if (!parse_long(v, 1, MAX_ROUNDS, &x)) {
                 snprintf(why, n, "%s %s: expected rounds in 1..%d", a, v ? v : "(missing)",
@@ -212,17 +214,16 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
             char copy[512];
             snprintf(copy, sizeof copy, "%s", v ? v : "");
             opt.nsizes = 0;
-            for (char *t = strtok(copy, ","); t; t = strtok(NULL, ",")) {
+            /* every item a size: "1,,2" and "" are refused, not read as 1,2 and nothing */
+            for (char *t = copy, *next; NULL != t; t = next) {
+                next = strchr(t, ',');
+                if (NULL != next) *next++ = '\0';
                 if (opt.nsizes == MAX_SIZES || !parse_long(t, 0, 1L << 30, &x)) {
                     snprintf(why, n, "%s %s: expected up to %d sizes in 0..1073741824, "
                                      "comma-separated", a, v ? v : "(missing)", MAX_SIZES);
                     return -1;
                 }
                 opt.sizes[opt.nsizes++] = x;
-            }
-            if (0 == opt.nsizes) {
-                snprintf(why, n, "%s: expected a size", a);
-                return -1;
             }
         } else {
             snprintf(why, n, "%s: unknown option", a);
@@ -232,6 +233,11 @@ static int parse_options(int argc, char **argv, char *why, size_t n)
     if (opt.idle_compute && (opt.coll < IBARRIER || opt.skew > 0)) {
         snprintf(why, n, "--idle-compute: only with ibcast, iallgather or ibarrier, without "
                          "--skew (only their overlap rows compute)");
+        return -1;
+    }
+    if (opt.test_calls_given && opt.coll < IBARRIER) {
+        snprintf(why, n, "-t/--num-test-calls: only with ibcast, iallgather or ibarrier (the "
+                         "MPI_Test calls during their compute)");
         return -1;
     }
     if (opt.paired && (opt.skew > 0 || opt.full)) {

@@ -163,4 +163,14 @@ status=$?
 check "nicoll-bench bcast --idle-compute: one line, a failed exit" \
     sh -c '[ "$1" -eq 2 ] && [ "$(grep -c "^nicoll-bench: --idle-compute: only with" "$2")" -eq 1 ]' \
     _ "$status" "$log"
+# Options that would be silently ignored or misread: -t on a blocking collective (nothing calls
+# MPI_Test there), an empty item in --sizes.
+for bad in "bcast -t 4:-t/--num-test-calls: only with" "allgather --sizes 1,,2:--sizes 1,,2: expected" \
+    "bcast --sizes +8:--sizes +8: expected"; do
+    mpirun_test -np 1 "$bench" ${bad%%:*} >"$log" 2>&1
+    status=$?
+    check "nicoll-bench ${bad%%:*}: one line, a failed exit" \
+        sh -c '[ "$1" -eq 2 ] && [ "$(grep -c "^nicoll-bench: $3" "$2")" -eq 1 ]' \
+        _ "$status" "$log" "${bad#*:}"
+done
 tap_done
