@@ -182,6 +182,27 @@ private:
         }
     }
 
+    // The bytes of the UTF-8 sequence `s` starts with (RFC 3629: no overlong forms, surrogates or
+    // code points above U+10FFFF), or 0 where it starts none.
+    static std::size_t utf8_length(std::string_view s) {
+        const auto b = [&s](std::size_t i) -> unsigned {
+            return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u;
+        };
+        const unsigned lead = b(0);
+        const std::size_t n = lead >= 0xC2 && lead <= 0xDF   ? 2
+                              : lead >= 0xE0 && lead <= 0xEF ? 3
+                              : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                             : 0;
+        // the second byte's range, narrower after E0, ED, F0 and F4
+        const unsigned lo = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
+        const unsigned hi = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+        if (n == 0 || b(1) < lo || b(1) > hi) return 0;
+        for (std::size_t i = 2; i < n; ++i) {
+            if (b(i) < 0x80 || b(i) > 0xBF) return 0;
+        }
+        return n;
+    }
+
     bool hex4(std::uint32_t* out) {
         *out = 0;
         for (int i = 0; i < 4; ++i) {
@@ -215,6 +236,18 @@ private:
             if (static_cast<unsigned char>(c) < 0x20) {
                 bad("control character in a string");
                 return false;
+            }
+            if (static_cast<unsigned char>(c) >= 0x80) {
+                const std::size_t n = utf8_length(text_.substr(pos_));
+                if (n == 0) {
+                    bad("invalid UTF-8 in a string");
+                    return false;
+                }
+                for (std::size_t i = 0; i < n; ++i) {
+                    *out += peek();
+                    advance();
+                }
+                continue;
             }
             if (c != '\\') {
                 *out += c;
@@ -261,6 +294,9 @@ private:
                         }
                     } else if (cp >= 0xD800 && cp < 0xE000) {
                         bad("unpaired surrogate in \\u escape");
+                        return false;
+                    } else if (cp == 0) {
+                        bad("\\u0000 in a string (a tuning file's strings hold no NUL)");
                         return false;
                     }
                     put_utf8(out, cp);

@@ -23,6 +23,23 @@ constexpr std::uint64_t kMaxSize = (std::uint64_t{1} << 63) - 1;
 
 using Type = JsonValue::Type;
 
+// `text` with its control characters as \xNN, so that a file's bytes echoed in a message (a key,
+// a name, the file's own name) cannot move the terminal's cursor or colour its text.
+std::string printable(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7F) {
+            char hex[5];
+            std::snprintf(hex, sizeof hex, "\\x%02x", u);
+            out += hex;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 class Validator {
 public:
     explicit Validator(const std::string& name) : name_(name) {}
@@ -46,8 +63,8 @@ public:
 
 private:
     void error(Position at, const std::string& path, const std::string& reason) {
-        errors_.push_back(name_ + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
-                          ": " + path + ": " + reason);
+        errors_.push_back(printable(name_ + ":" + std::to_string(at.line) + ":" +
+                                    std::to_string(at.column) + ": " + path + ": " + reason));
     }
 
     void document(const JsonValue& doc) {
@@ -137,7 +154,9 @@ private:
         std::uint64_t bytes = 0;
         switch (parse_size(t, &bytes)) {
             case SizeSyntax::Ok:
-                return bytes;
+                // The largest size a file can write ends a range as "inf" does: no message is
+                // larger, so a range up to it leaves no gap after it.
+                return inf_ok && bytes == kMaxSize ? kInf : bytes;
             case SizeSyntax::Negative:
                 error(v.at, path, "negative size " + quoted(v));
                 break;
@@ -602,7 +621,7 @@ LoadResult load_table_file(const std::string& path) {
     std::error_code ec;
     if (!in || std::filesystem::is_directory(path, ec)) {
         LoadResult r;
-        r.errors.push_back(path + ": cannot open: " +
+        r.errors.push_back(printable(path) + ": cannot open: " +
                            (in ? std::string("a directory") : std::strerror(errno)));
         return r;
     }
@@ -610,7 +629,7 @@ LoadResult load_table_file(const std::string& path) {
     text << in.rdbuf();
     if (in.bad()) {
         LoadResult r;
-        r.errors.push_back(path + ": cannot read: " + std::strerror(errno));
+        r.errors.push_back(printable(path) + ": cannot read: " + std::strerror(errno));
         return r;
     }
     return load_table(text.str(), path);

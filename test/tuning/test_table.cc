@@ -55,6 +55,23 @@ std::vector<BadCase> bad_cases() {
         {"control_character",
          "{\"version\": 1, \"x\ty\": 2}",
          {"f.json:1:18: $: control character in a string"}},
+        {"escape_byte", "\x1b[2J", {"f.json:1:1: $: unexpected character '\\x1b'"}},
+        {"escape_in_key",
+         "{\"version\": 1, \"re\\u001bduce\": []}",
+         {"f.json:1:16: $.re\\x1bduce: unknown collective \"re\\x1bduce\" (known: barrier, bcast, "
+          "allgather, ibarrier, ibcast, iallgather, transport, version, provenance)"}},
+        {"nul_escape",
+         "{\"version\": 1, \"provenance\": \"a\\u0000b\"}",
+         {"f.json:1:38: $: \\u0000 in a string (a tuning file's strings hold no NUL)"}},
+        {"invalid_utf8",
+         "{\"version\": 1, \"provenance\": \"a\xff\"}",
+         {"f.json:1:32: $: invalid UTF-8 in a string"}},
+        {"overlong_utf8",
+         "{\"version\": 1, \"provenance\": \"a\xc0\xaf\"}",
+         {"f.json:1:32: $: invalid UTF-8 in a string"}},
+        {"surrogate_utf8",
+         "{\"version\": 1, \"provenance\": \"a\xed\xa0\x80\"}",
+         {"f.json:1:32: $: invalid UTF-8 in a string"}},
         {"no_version", "{}", {"f.json:1:1: $: no \"version\" (this nicoll reads version 1)"}},
         {"wrong_version",
          "{\"version\": 2}",
@@ -356,7 +373,12 @@ TEST(Tuning, Sizes) {
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_EQ(r.errors[0],
               "f.json:3:36: $.bcast[2]: bytes [9223372036854775807, inf] overlap bcast[1]'s "
-              "[1073741825, 9223372036854775807]");
+              "[1073741825, inf]");
+    // A range up to 2^63-1, the largest size a file can write, ends as one up to inf does.
+    r = load_table(
+        R"({"version": 1, "bcast": [{"comm_size": [2, 9223372036854775807], "bytes": [0, 9223372036854775807], "algorithm": "chain"}]})",
+        "f.json");
+    EXPECT_TRUE(r.table) << (r.errors.empty() ? "" : r.errors[0]);
 }
 
 // parse_size, which tuning files, coll_nicoll_packet_size (nicoll_tuning_parse_size) and
@@ -417,6 +439,16 @@ TEST(Tuning, ParseInteger) {
         EXPECT_EQ(v, -1) << '"' << text << '"';
     }
     EXPECT_EQ(nicoll_tuning_parse_integer(nullptr, 1, 1024, &v), 0);
+}
+
+// Strings in UTF-8 of two, three and four bytes are taken as they are.
+TEST(Tuning, Utf8StringsAreKept) {
+    const std::string provenance = "caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x93\x88";
+    LoadResult r = load_table("{\"version\": 1, \"provenance\": {\"generated_by\": \"" +
+                                  provenance + "\"}, " + kBarrier + "}",
+                              "f.json");
+    ASSERT_TRUE(r.table) << (r.errors.empty() ? "" : r.errors[0]);
+    EXPECT_EQ(r.table->provenance, provenance);
 }
 
 TEST(Tuning, UnreadableFile) {
