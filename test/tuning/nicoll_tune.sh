@@ -80,6 +80,7 @@ bad_input "validate needs one file" "expected one FILE" validate
 bad_input "show: an unknown collective is named" "--coll reduce" show --coll reduce --comm-size 4 --bytes 1
 bad_input "show: a bad size is named" "12x" show --coll bcast --comm-size 4 --bytes 12x
 bad_input "show: an unknown fabric is named" "--fabric tcp" show --coll bcast --comm-size 2 --bytes 1 --fabric tcp
+bad_input "show: --nodes without --ppn is refused" "--nodes and --ppn go together" show --coll bcast --comm-size 4 --bytes 1 --nodes 2
 bad_input "generate needs --model or --measure" "--model PRESET and --measure" generate --sizes 1
 bad_input "generate: an unknown preset is named" "--model nope" generate --model nope --comm-sizes 4 --sizes 1
 bad_input "generate: an unknown option is named" "--speed" generate --model kesavan97 --speed 3

@@ -72,6 +72,11 @@ std::optional<tuning::Query> query_from(const Options& o, std::string* why) {
         *why = "--bytes is required for " + o.text("--coll");
         return std::nullopt;
     }
+    if (o.has("--nodes") != o.has("--ppn")) {
+        *why = "--nodes and --ppn go together: a communicator knows both once it ran a "
+               "collective, and neither before";
+        return std::nullopt;
+    }
     const auto comm = parse_one(o, "--comm-size", "", 2, 1 << 24, "one size", why);
     const auto bytes =
         comm ? parse_one(o, "--bytes", "0", 0, std::uint64_t{1} << 62, "one size", why)
