@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "json.h"
+#include "nicsim/nicsim.h"
 
 namespace nicoll::tuning {
 
@@ -37,7 +38,7 @@ constexpr std::uint64_t kInf = UINT64_MAX;  // "inf" as a range's upper end
 constexpr int kFileVersion = 1;
 constexpr int kMaxK = 64;                          // coll_nicoll_bcast_k's range
 constexpr std::uint64_t kMaxPacketSize = 1 << 26;  // coll_nicoll_packet_size's range
-constexpr int kMaxCredits = 1024;                  // NICSIM_CREDITS_MAX
+constexpr int kMaxCredits = NICSIM_CREDITS_MAX;    // coll_nicoll_credits' range
 
 // What carries a communicator's packets (nicoll_tuning_fabric_t): a rule with a fabric matches
 // only a communicator whose every rank reaches every peer through it.
