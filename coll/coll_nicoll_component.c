@@ -42,7 +42,6 @@ nicoll_component_t mca_coll_nicoll_component = {
 /* auto keeps a communicator's receive buffers near this many (LFC's fixed NIC memory, shared
  * among the senders), with at least one credit per peer. */
 #define NICOLL_AUTO_RECV_SLOTS 256
-#define NICOLL_MAX_PACKET_SIZE (1L << 26)
 
 /* What a string variable may hold besides "auto", and how its value is parsed. */
 typedef enum nicoll_value {
@@ -110,7 +109,8 @@ static nicoll_param_t nicoll_params[] = {
     {"bcast_k", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Fanout of the k-binomial broadcast tree, 1..64, or auto: the tuning table's k, else the k "
      "with the fewest steps for the message's packets (Kesavan and Panda, Theorem 3).",
-     &NICOLL_C->bcast_k_name, {NICOLL_VALUE_INTEGER, .min = 1, .max = 64}, &NICOLL_C->bcast_k},
+     &NICOLL_C->bcast_k_name, {NICOLL_VALUE_INTEGER, .min = 1, .max = NICOLL_TUNING_MAX_K},
+     &NICOLL_C->bcast_k},
     {"allgather_algorithm", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      algorithm_help[NICSIM_COLL_ALLGATHER],
      &NICOLL_C->allgather_algorithm_name, {NICOLL_VALUE_ALGORITHM, .table = NICSIM_COLL_ALLGATHER},
@@ -124,7 +124,7 @@ static nicoll_param_t nicoll_params[] = {
      "and G are 2^10, 2^20, 2^30), or auto (the tuning table's, else 64k; 4M on communicators "
      "of two ranks, where no rank forwards). Must be the same on every rank: nicoll declines a "
      "communicator whose ranks differ.",
-     &NICOLL_C->packet_size_name, {NICOLL_VALUE_SIZE, .min = 1, .max = NICOLL_MAX_PACKET_SIZE},
+     &NICOLL_C->packet_size_name, {NICOLL_VALUE_SIZE, .min = 1, .max = NICOLL_TUNING_MAX_PACKET_SIZE},
      &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
@@ -323,12 +323,10 @@ static void parse_fault(void)
             site = i;
         }
     }
-    unsigned long nth = 1;
+    long nth = 1;
     bool ok = site >= 0;
     if (ok && ':' == spec[n]) {
-        char *end = NULL;
-        nth = strtoul(spec + n + 1, &end, 10);
-        ok = '0' <= spec[n + 1] && spec[n + 1] <= '9' && '\0' == *end && nth >= 1;
+        ok = nicoll_tuning_parse_integer(spec + n + 1, 1, LONG_MAX, &nth);
     }
     if (!ok) {
         char sites[128] = "";
@@ -342,7 +340,7 @@ static void parse_fault(void)
         return;
     }
     NICOLL_C->fault_site = site;
-    NICOLL_C->fault_nth = nth;
+    NICOLL_C->fault_nth = (unsigned long) nth;
 }
 
 /* The MPI_T performance variables, read as coll_nicoll_<name> (MPI_T_pvar_get_index). */

@@ -28,6 +28,11 @@ typedef enum nicoll_tuning_section {
 
 typedef struct nicoll_tuning nicoll_tuning_t;
 
+/* The largest k-binomial fanout and packet size a rule or the component's variables may set
+ * (coll_nicoll_bcast_k, coll_nicoll_packet_size); credits go to NICSIM_CREDITS_MAX. */
+#define NICOLL_TUNING_MAX_K 64
+#define NICOLL_TUNING_MAX_PACKET_SIZE (1L << 26)
+
 /* What carries a communicator's packets, for rules with a fabric: every rank reaches every peer
  * through shared memory (one node), UCX or the PML; several (shared memory inside nodes, another
  * fabric between them); or not known yet (before its first collective). */

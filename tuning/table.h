@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "json.h"
+#include "nicoll_tuning.h"
 #include "nicsim/nicsim.h"
 
 namespace nicoll::tuning {
@@ -36,9 +37,9 @@ Section blocking_form(Section s);
 
 constexpr std::uint64_t kInf = UINT64_MAX;  // "inf" as a range's upper end
 constexpr int kFileVersion = 1;
-constexpr int kMaxK = 64;                          // coll_nicoll_bcast_k's range
-constexpr std::uint64_t kMaxPacketSize = 1 << 26;  // coll_nicoll_packet_size's range
-constexpr int kMaxCredits = NICSIM_CREDITS_MAX;    // coll_nicoll_credits' range
+constexpr int kMaxK = NICOLL_TUNING_MAX_K;                            // bcast_k's range
+constexpr std::uint64_t kMaxPacketSize = NICOLL_TUNING_MAX_PACKET_SIZE;  // packet_size's
+constexpr int kMaxCredits = NICSIM_CREDITS_MAX;                       // credits'
 
 // What carries a communicator's packets (nicoll_tuning_fabric_t): a rule with a fabric matches
 // only a communicator whose every rank reaches every peer through it.

@@ -1,5 +1,5 @@
-// Binomial spanning tree (Bhoedjang et al.'s default multicast tree, Kesavan and Panda's binomial
-// tree).
+// Binomial spanning tree: Bhoedjang et al.'s default multicast tree, Kesavan and Panda's
+// binomial tree.
 //
 // Position p sends to p + 2^j for every 2^j below p's lowest set bit (every j for the root) with
 // p + 2^j < n, largest first. The subtree of p + 2^j is then [p + 2^j, p + 2^(j+1)), so the

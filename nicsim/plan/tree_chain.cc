@@ -1,5 +1,5 @@
-// Chain: position p sends to p + 1 (Bhoedjang et al.'s "linear chain", Kesavan and Panda's linear
-// tree).
+// Chain: position p sends to p + 1; Bhoedjang et al.'s "linear chain", Kesavan and Panda's
+// linear tree.
 //
 // The slowest tree for one packet (n - 1 steps) and the fastest for long messages: every node
 // sends each packet once, so packets leave the root one per step (the k = 1 k-binomial tree).
