@@ -431,6 +431,7 @@ static inline nicsim_status_t nicoll_transport_ready(nicoll_module_t *m)
 typedef struct nicoll_settings {
     int64_t packet_size, credits, bcast_algorithm, bcast_k, allgather_algorithm,
         barrier_algorithm, transport, tuning, thread_multiple;
+    int64_t table_source; /* a nicoll_table_source_t: not compared, it names a differing table */
 } nicoll_settings_t;
 void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s);
 /* Whether every rank's settings (`of`, one per rank, `stride` bytes apart) are alike, and allow
@@ -572,6 +573,17 @@ int nicoll_unpack(const void *in, size_t bytes, void *buf, size_t count,
  * rank 0 of MPI_COMM_WORLD, and the embedded default is used. */
 void nicoll_tuning_open(void);
 void nicoll_tuning_close(void);
+/* Where this process's table came from: no tuning file, the file, or a file that did not load. */
+typedef enum {
+    NICOLL_TABLE_EMBEDDED,
+    NICOLL_TABLE_FILE,
+    NICOLL_TABLE_FILE_FAILED
+} nicoll_table_source_t;
+nicoll_table_source_t nicoll_tuning_source(void);
+/* Where the tuning file did not load: its warning ("tuning file PATH:...: REASON; using the
+ * embedded default table"), once per process from a rank other than 0 of MPI_COMM_WORLD, which
+ * warned at loading; its ranks then differ from those whose file loaded. */
+void nicoll_tuning_tell_failure(void);
 void nicoll_decide(nicoll_module_t *m, nicoll_coll_t coll, size_t bytes, nicoll_decision_t *d);
 /* The tuning table's transport rule for a communicator size: packet size and credits, 0: auto. */
 void nicoll_decide_transport(int comm_size, size_t *packet_size, int *credits);

@@ -56,7 +56,8 @@ void nicoll_settings_mine(const nicoll_transport_t *t, nicoll_settings_t *s)
                              .barrier_algorithm = NICOLL_C->barrier_algorithm,
                              .transport = NICOLL_C->transport,
                              .tuning = (int64_t) tuning,
-                             .thread_multiple = ompi_mpi_thread_multiple};
+                             .thread_multiple = ompi_mpi_thread_multiple,
+                             .table_source = nicoll_tuning_source()};
 }
 
 static int64_t value(const nicoll_settings_t *s, size_t i)
@@ -66,8 +67,11 @@ static int64_t value(const nicoll_settings_t *s, size_t i)
     return v;
 }
 
-static void show(char *out, size_t n, size_t i, int64_t v)
+/* Setting i of a rank's settings `s` as rank 0 names it; the tuning table by where it came from,
+ * with the path where it is rank 0's own (`own`). */
+static void show(char *out, size_t n, size_t i, const nicoll_settings_t *s, bool own)
 {
+    const int64_t v = value(s, i);
     const nicsim_collective_t tables[] = {[AS_BCAST] = NICSIM_COLL_BCAST,
                                           [AS_ALLGATHER] = NICSIM_COLL_ALLGATHER,
                                           [AS_BARRIER] = NICSIM_COLL_BARRIER};
@@ -78,8 +82,16 @@ static void show(char *out, size_t n, size_t i, int64_t v)
         snprintf(out, n, "%s", nicsim_algorithm_name(tables[as], (int) v));
     } else if (AS_TRANSPORT == as && 0 <= v && v <= NICOLL_TRANSPORT_UCX) {
         snprintf(out, n, "%s", nicoll_transport_names[v]);
+    } else if (AS_DIGEST == as && NICOLL_TABLE_FILE == s->table_source) {
+        if (own) {
+            snprintf(out, n, "the table of %s", NICOLL_C->tuning_file);
+        } else {
+            snprintf(out, n, "the table of its tuning file");
+        }
     } else if (AS_DIGEST == as) {
-        snprintf(out, n, "a table of digest %016" PRIx64, (uint64_t) v);
+        snprintf(out, n, "the embedded default table (%s)",
+                 NICOLL_TABLE_EMBEDDED == s->table_source ? "no tuning file"
+                                                           : "its tuning file did not load");
     } else {
         snprintf(out, n, "%" PRId64, v);
     }
@@ -100,9 +112,9 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
             continue;
         }
         if (0 == ompi_comm_rank(m->transport.comm)) {
-            char mine[64], theirs[64];
-            show(mine, sizeof(mine), i, value(OF(0), i));
-            show(theirs, sizeof(theirs), i, value(OF(first), i));
+            char mine[512], theirs[64];
+            show(mine, sizeof(mine), i, OF(0), true);
+            show(theirs, sizeof(theirs), i, OF(first), false);
             opal_output(0,
                         "nicoll: communicator %s (cid %u): %s differs across ranks: "
                         "%s on rank 0, %s on rank %d (%d of %d ranks differ from rank 0); "
@@ -110,6 +122,8 @@ bool nicoll_settings_agree(const nicoll_module_t *m, const nicoll_settings_t *of
                         nicoll_comm_name(m->transport.comm),
                         (unsigned) m->transport.comm->c_contextid, settings[i].name, mine, theirs,
                         first, differing, size);
+        } else if (AS_DIGEST == settings[i].as && first == ompi_comm_rank(m->transport.comm)) {
+            nicoll_tuning_tell_failure(); /* why its table is not rank 0's, if its file failed */
         }
         return false;
     }

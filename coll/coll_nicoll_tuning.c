@@ -21,11 +21,14 @@
 #define NICOLL_C (&mca_coll_nicoll_component)
 
 static nicoll_tuning_t *loaded; /* the file's table, owned here */
+static nicoll_table_source_t source;
+static char failure[600]; /* the warning of a file that did not load */
 
 void nicoll_tuning_open(void)
 {
     const char *path = NICOLL_C->tuning_file;
     NICOLL_C->tuning = nicoll_tuning_embedded();
+    source = NICOLL_TABLE_EMBEDDED;
     if (NULL == path || '\0' == path[0]) {
         NICOLL_VERBOSE(10, "no tuning file (coll_nicoll_tuning_file is empty): using the embedded "
                            "default table (%s)", nicoll_tuning_provenance(NICOLL_C->tuning));
@@ -34,15 +37,35 @@ void nicoll_tuning_open(void)
     char why[512];
     loaded = nicoll_tuning_load(path, why, sizeof(why));
     if (NULL == loaded) {
-        /* One warning per job: every rank reads the same file and finds the same error. */
+        source = NICOLL_TABLE_FILE_FAILED;
+        snprintf(failure, sizeof(failure), "nicoll: tuning file %s; using the embedded default "
+                 "table", why);
+        /* One warning per job where every rank reads the same file and finds the same error;
+         * a rank whose file alone did not load says so once its table is found to differ. */
         if (0 == OMPI_PROC_MY_NAME->vpid) {
-            opal_output(0, "nicoll: tuning file %s; using the embedded default table", why);
+            opal_output(0, "%s", failure);
         }
         NICOLL_VERBOSE(10, "tuning file %s not loaded: %s", path, why);
         return;
     }
+    source = NICOLL_TABLE_FILE;
     NICOLL_C->tuning = loaded;
     NICOLL_VERBOSE(10, "tuning file %s loaded (%s)", path, nicoll_tuning_provenance(loaded));
+}
+
+nicoll_table_source_t nicoll_tuning_source(void)
+{
+    return source;
+}
+
+void nicoll_tuning_tell_failure(void)
+{
+    static bool told;
+    if (NICOLL_TABLE_FILE_FAILED == source && 0 != OMPI_PROC_MY_NAME->vpid && !told) {
+        told = true;
+        opal_output(0, "%s (rank %u of MPI_COMM_WORLD)", failure,
+                    (unsigned) OMPI_PROC_MY_NAME->vpid);
+    }
 }
 
 void nicoll_tuning_close(void)

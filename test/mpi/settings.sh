@@ -2,7 +2,8 @@
 # Settings that ranks must share (coll/coll_nicoll_settings.c), started different on some ranks
 # (mpirun's MPMD form, each part with its own -x OMPI_MCA_coll_nicoll_...): nicoll declines
 # every communicator they differ on, rank 0 names the variable, the ranks and their values in
-# one line, and test_coll's checks all pass on the next component (coll/basic). A control run
+# one line (a tuning file that did not load on some ranks: the first of them says why), and
+# test_coll's checks all pass on the next component (coll/basic). A control run
 # with the same value on every rank shows that nicoll then runs everything. Last, the priority
 # written through MPI_T (nicoll-bench --paired), and nicoll-bench's sleeping compute
 # (--idle-compute).
@@ -36,17 +37,30 @@ served() { [ "$(count_of bcast calls)" -gt 0 ] && [ "$(count_of bcast fallbacks)
 
 for case in "credits 2 16" "packet_size 4096 1000" "bcast_algorithm binomial chain" \
             "bcast_k 2 3" "allgather_algorithm rd ab" "barrier_algorithm dissemination recursive_doubling" \
-            "transport ucx shm" "tuning_file $dir/chain.json ''"; do
+            "transport ucx shm" "tuning_file $dir/chain.json ''" \
+            "tuning_file $dir/chain.json $dir/missing.json"; do
     set -- $case
     [ "$3" = "''" ] && set -- "$1" "$2" ""
     run "$@"
     shown1=$2 shown2=$3
-    case $1 in tuning_file) shown1="a table of digest" shown2="a table of digest" ;; esac
+    case $1$3 in
+        tuning_file) shown1="the table of $2" shown2="the embedded default table (no tuning file)" ;;
+        tuning_file*) shown1="the table of $2" shown2="the embedded default table (its tuning file did not load)" ;;
+    esac
     warning="nicoll: communicator MPI_COMM_WORLD (cid 0): coll_nicoll_$1 differs across ranks: $shown1[^,]* on rank 0, $shown2[^,]* on rank 1 (2 of 3 ranks differ from rank 0); nicoll declines this communicator"
     check "coll_nicoll_$1 $2 on rank 0, ${3:-empty} on ranks 1-2: one line names it, the ranks and the values" \
         [ "$(grep -c -- "$warning" "$log")" -eq 1 ]
     check "... every test_coll check passes on the next component" all_passed
     check "... nicoll ran no bcast, barrier or allgather and counted fallbacks" declined
+    case $3 in
+        *missing.json)
+            # the file that did not load: rank 1, the first that differs, says why, once
+            why="nicoll: tuning file $3: cannot open: No such file or directory; using the embedded default table"
+            check "... rank 1 alone says why its file did not load, in one line" \
+                [ "$(grep -cF -- "$why" "$log")" -eq 1 -a \
+                  "$(grep -cF -- "$why (rank 1 of MPI_COMM_WORLD)" "$log")" -eq 1 ]
+            ;;
+    esac
 done
 
 # MPI_THREAD_MULTIPLE on rank 0 only: the thread level differs; on every rank: verbose 10 says
