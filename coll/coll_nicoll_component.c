@@ -124,8 +124,8 @@ static nicoll_param_t nicoll_params[] = {
      "and G are 2^10, 2^20, 2^30), or auto (the tuning table's, else 64k; 4M on communicators "
      "of two ranks, where no rank forwards). Must be the same on every rank: nicoll declines a "
      "communicator whose ranks differ.",
-     &NICOLL_C->packet_size_name, {NICOLL_VALUE_SIZE, .min = 1, .max = NICOLL_TUNING_MAX_PACKET_SIZE},
-     &NICOLL_C->packet_size},
+     &NICOLL_C->packet_size_name,
+     {NICOLL_VALUE_SIZE, .min = 1, .max = NICOLL_TUNING_MAX_PACKET_SIZE}, &NICOLL_C->packet_size},
     {"credits", MCA_BASE_VAR_TYPE_STRING, 0, "auto", OPAL_INFO_LVL_5,
      "Flow-control window: packets a rank may send a peer before the peer returns credits "
      "(over shared memory: the packets a ring holds unconsumed), 1..1024, or auto (the tuning "

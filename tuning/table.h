@@ -37,9 +37,10 @@ Section blocking_form(Section s);
 
 constexpr std::uint64_t kInf = UINT64_MAX;  // "inf" as a range's upper end
 constexpr int kFileVersion = 1;
-constexpr int kMaxK = NICOLL_TUNING_MAX_K;                            // bcast_k's range
-constexpr std::uint64_t kMaxPacketSize = NICOLL_TUNING_MAX_PACKET_SIZE;  // packet_size's
-constexpr int kMaxCredits = NICSIM_CREDITS_MAX;                       // credits'
+// The ranges of coll_nicoll_bcast_k, coll_nicoll_packet_size and coll_nicoll_credits.
+constexpr int kMaxK = NICOLL_TUNING_MAX_K;
+constexpr std::uint64_t kMaxPacketSize = NICOLL_TUNING_MAX_PACKET_SIZE;
+constexpr int kMaxCredits = NICSIM_CREDITS_MAX;
 
 // What carries a communicator's packets (nicoll_tuning_fabric_t): a rule with a fabric matches
 // only a communicator whose every rank reaches every peer through it.

@@ -45,7 +45,10 @@ for case in "credits 2 16" "packet_size 4096 1000" "bcast_algorithm binomial cha
     shown1=$2 shown2=$3
     case $1$3 in
         tuning_file) shown1="the table of $2" shown2="the embedded default table (no tuning file)" ;;
-        tuning_file*) shown1="the table of $2" shown2="the embedded default table (its tuning file did not load)" ;;
+        tuning_file*)
+            shown1="the table of $2"
+            shown2="the embedded default table (its tuning file did not load)"
+            ;;
     esac
     warning="nicoll: communicator MPI_COMM_WORLD (cid 0): coll_nicoll_$1 differs across ranks: $shown1[^,]* on rank 0, $shown2[^,]* on rank 1 (2 of 3 ranks differ from rank 0); nicoll declines this communicator"
     check "coll_nicoll_$1 $2 on rank 0, ${3:-empty} on ranks 1-2: one line names it, the ranks and the values" \
@@ -55,7 +58,8 @@ for case in "credits 2 16" "packet_size 4096 1000" "bcast_algorithm binomial cha
     case $3 in
         *missing.json)
             # the file that did not load: rank 1, the first that differs, says why, once
-            why="nicoll: tuning file $3: cannot open: No such file or directory; using the embedded default table"
+            why="nicoll: tuning file $3: cannot open: No such file or directory; using the"
+            why="$why embedded default table"
             check "... rank 1 alone says why its file did not load, in one line" \
                 [ "$(grep -cF -- "$why" "$log")" -eq 1 -a \
                   "$(grep -cF -- "$why (rank 1 of MPI_COMM_WORLD)" "$log")" -eq 1 ]
@@ -160,16 +164,17 @@ status=$?
 check "nicoll-bench --paired without nicoll: one line, a failed exit" \
     sh -c '[ "$1" -ne 0 ] && [ "$(grep -c "cannot write coll_nicoll_priority" "$2")" -eq 1 ]' _ "$status" "$log"
 
-# --idle-compute: the overlap row's compute sleeps (its CPU time well under its wall-clock time);
+# --idle-compute: the overlap row's compute sleeps (its CPU time under three quarters of its
+# wall-clock time: 0.2-0.3 here, 0.64 once in 5 iterations; a spinning compute's is all of it);
 # refused in one line where nothing computes.
 mpirun_test -np 2 --mca coll nicoll,tuned,basic,libnbc,self "$bench" ibcast --sizes 1048576 \
-    -i 5 -x 1 -f --idle-compute >"$log" 2>&1
+    -i 20 -x 2 -f --idle-compute >"$log" 2>&1
 status=$?
 idle() {
     row=$(awk '!/^#/ && NF == 11 { print $3, $4 }' "$log")
     echo "# --idle-compute: exit $status, compute and its CPU time (us): ${row:-none}"
     [ "$status" -eq 0 ] && [ -n "$row" ] && awk -v c="${row% *}" -v cpu="${row#* }" \
-        'BEGIN { exit !(c > 0 && cpu < c / 2) }'
+        'BEGIN { exit !(c > 0 && cpu < c * 3 / 4) }'
 }
 check "nicoll-bench ibcast --idle-compute: the compute leaves its core" idle
 mpirun_test -np 1 "$bench" bcast --idle-compute >"$log" 2>&1
