@@ -33,7 +33,10 @@ all_passed() { [ "$status" -eq 0 ] && [ -n "$checks" ] && [ "$checks" -eq "$pass
 # $mpirun_timeout seconds (600 unless the test sets it). Each rank's output is printed whole, rank
 # by rank (its stdout, then its stderr), then mpirun's own: mpirun forwards ranks' output in
 # chunks that can split a line, so on a busy machine a line of one rank could otherwise land in
-# the middle of another's.
+# the middle of another's. Each mpirun keeps its session directory under a folder of its own: two
+# tests run at once, and Open MPI 4.1's jobs share /tmp/ompi.HOST.UID, which one job's end removes
+# while another creates its directory there (orte_init failed in session_dir.c beside two busy
+# loops, once).
 mpirun_test() {
     mpirun_run --mca btl self,vader "$@"
 }
@@ -67,7 +70,7 @@ nodes_unavailable() {
 mpirun_run() {
     mpirun_out=$(mktemp -d) || return 1
     timeout "${mpirun_timeout:-600}" "$MPIRUN" --oversubscribe --mca mpi_yield_when_idle 1 \
-        --mca btl_vader_single_copy_mechanism none \
+        --mca btl_vader_single_copy_mechanism none --mca orte_tmpdir_base "$mpirun_out" \
         --output-filename "$mpirun_out/ranks:nojobid,nocopy" "$@" >"$mpirun_out/mpirun" 2>&1
     mpirun_status=$?
     mpirun_rank=0

@@ -159,7 +159,7 @@ tune=$top_builddir/tuning/nicoll-tune
 # refuses to write a preset: it gets three tries.
 for try in 1 2 3; do
     "$tune" calibrate --bench "$bench" --iterations 50 --out "$dir/machine.json" \
-        --mpirun-args "--mca btl self,vader --mca btl_vader_single_copy_mechanism none" >"$log" 2>&1 &&
+        --mpirun-args "--mca orte_tmpdir_base $dir --mca btl self,vader --mca btl_vader_single_copy_mechanism none" >"$log" 2>&1 &&
         break
 done
 sed 's/^/# /' "$log"
@@ -176,7 +176,7 @@ check "generate --model takes calibrate's preset and writes a valid file" \
 # 5. generate --measure over a tiny grid: every candidate runs (with --ks and --packet-sizes
 # parameter sets), the progress line ends done, and the file validates.
 "$tune" generate --measure --np 2 --sizes 4k --ks 2 --packet-sizes 1k --iterations 5 --runs 1 \
-    --bench "$bench" --mpirun-args "--mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
+    --bench "$bench" --mpirun-args "--mca orte_tmpdir_base $dir --mca btl self,vader --mca btl_vader_single_copy_mechanism none" \
     --out "$dir/measured.json" 2>"$log"
 tr '\r' '\n' <"$log" | tail -2 | sed 's/^/# /'
 measured() {
@@ -193,7 +193,7 @@ if why=$(nodes_unavailable); then
 else
     printf 'node1 slots=2\nnode2 slots=2\n' >"$dir/hosts"
     "$tune" generate --measure --np 2,4 --sizes 4k --iterations 5 --runs 1 --bench "$bench" \
-        --mpirun-args "--hostfile $dir/hosts --bind-to none --mca plm_rsh_agent $top_srcdir/test/mpi/emulate-node.sh --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo" \
+        --mpirun-args "--mca orte_tmpdir_base $dir --hostfile $dir/hosts --bind-to none --mca plm_rsh_agent $top_srcdir/test/mpi/emulate-node.sh --mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=lo" \
         --out "$dir/nodes.json" 2>"$log"
     scoped() {
         "$tune" validate "$dir/nodes.json" | grep -q ": valid, " &&
